@@ -1,0 +1,235 @@
+/*
+ * sweepfill/cache.h - a lock-free cache of fixed-size objects: the sweep's nonblocking allocator.
+ *
+ * A cache hands out objects of one size and alignment. Its memory comes from the system in chunks
+ * mapped and pre-faulted by the blocking paths (create, grow, WAIT allocations); the nonblocking
+ * path (SWF_NOWAIT) only ever hands out objects from memory prepared that way, so it takes no lock,
+ * makes no system call and causes no page fault. This is what makes an allocation legal inside a
+ * read-side section in which nothing may block.
+ *
+ * Structure (see lib/cache.c for the full argument):
+ *   - each thread that uses a cache gets a pair of magazines (arrays of up to SWF_CACHE_MAGAZINE
+ *     free objects) for it; the common alloc and free touch only these, with no atomic
+ *     read-modify-write instruction;
+ *   - a shared depot holds full and empty magazines on two lock-free stacks; a thread exchanges a
+ *     whole magazine with the depot in one compare-and-swap;
+ *   - when no empty magazine is spare, free pushes the object on a lock-free list of loose objects,
+ *     which NOWAIT allocations and the blocking paths take back in one exchange.
+ * Objects cached in another thread's magazines are not available until that thread frees enough
+ * to fill a magazine, calls swf_cache_flush(), or exits.
+ *
+ * Synchronisation table. "-" means the two may run concurrently from any threads; "X" means the
+ * caller must keep them apart (a lock, or a happens-before edge such as joining the threads):
+ *
+ *                   alloc  free  grow  free_deferred  flush  stats  set_failslab  set_limit destroy
+ *   alloc             -     -     -         -           -      -        -            -         X
+ *   free              -     -     -         -           -      -        -            -         X
+ *   grow              -     -     -         -           -      -        -            -         X
+ *   free_deferred     -     -     -         -           -      -        -            -         X
+ *   flush             -     -     -         -           -      -        -            -         X
+ *   stats             -     -     -         -           -      -        -            -         X
+ *   set_failslab      -     -     -         -           -      -        -            -         X
+ *   set_limit         -     -     -         -           -      -        -            -         X
+ *   destroy           X     X     X         X           X      X        X            X         X
+ *
+ * Progress: alloc(SWF_NOWAIT), free and flush are lock-free (a thread may retry a compare-and-swap
+ * only because another thread's succeeded) and make no system call. alloc(SWF_WAIT), grow,
+ * set_limit and create may take the cache's refill mutex and map memory. destroy blocks until no
+ * thread is handing back a magazine to the cache.
+ *
+ * Memory ordering: everything a thread wrote to an object before freeing it (or before the grace
+ * period of a deferred free began) happens-before the object's next allocation, by any thread.
+ * Nothing else is ordered by the cache: publishing an object to other threads is the caller's job
+ * (the sweep publishes with a release store, see sweep.h).
+ *
+ * Not offered, on purpose: realloc (objects have one size), per-object destructors (the cache
+ * never looks inside objects it has handed out), and shrinking (memory goes back to the system
+ * only at destroy; a cache sized for a feature's peak keeps it until the feature is gone).
+ */
+#ifndef SWEEPFILL_CACHE_H
+#define SWEEPFILL_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Free objects one thread's magazine holds; the cache keeps two per thread. */
+#define SWF_CACHE_MAGAZINE 60
+
+/* The largest object a cache accepts (1 GiB), and the strictest alignment (a 4 KiB page). */
+#define SWF_CACHE_OBJECT_MAX ((size_t)1 << 30)
+#define SWF_CACHE_ALIGN_MAX  ((size_t)4096)
+
+struct swf_cache;
+struct ck_epoch_record; /* ck_epoch_record_t: declared, not included, so C++ can use this header */
+
+/* How an allocation may wait. */
+enum swf_alloc_mode {
+    /* Lock-free; no lock, no system call, no page fault. NULL + EAGAIN when no object is ready
+     * for this thread or a failure was injected (see swf_failslab). */
+    SWF_NOWAIT = 1,
+    /* May take the refill mutex and map memory. NULL + ENOMEM only when the system refuses memory
+     * or the cache's limit is reached. Never affected by fault injection. */
+    SWF_WAIT = 2,
+};
+
+struct swf_cache_config {
+    size_t object_size; /* bytes per object; 1 .. SWF_CACHE_OBJECT_MAX */
+    size_t align;       /* power of two up to SWF_CACHE_ALIGN_MAX; 0 = natural: the largest power
+                           of two dividing object_size, at least 8 and at most 16 */
+    size_t prefill;     /* objects made ready for NOWAIT by swf_cache_create */
+    size_t limit;       /* most objects the cache ever holds (alive + ready); 0 = no limit */
+    const char *name;   /* optional, copied; used in messages and by SWF_FAILSLAB's cache= key */
+};
+
+/*
+ * Failure injection, modelled on the kernel's failslab. It applies to SWF_NOWAIT allocations
+ * only. Each NOWAIT call is numbered k = 0, 1, 2, ... per cache; call k fails when all hold:
+ *   - times is not 0 (times < 0: no limit; each injected failure decrements a positive times),
+ *   - interval <= 1, or k % interval == interval - 1 (every interval-th call is a candidate),
+ *   - a pseudo-random draw from (seed, k) is below probability (0 .. 100 percent).
+ * For a given seed the sequence of decisions is fixed: a single thread making the same calls sees
+ * the same failures. Concurrent threads share the numbering, so who gets which failure varies.
+ */
+struct swf_failslab {
+    unsigned int probability; /* percent, 0 .. 100 */
+    unsigned long interval;   /* 0 or 1: every call is a candidate */
+    long times;               /* -1: unlimited; 0: injection spent */
+    uint64_t seed;
+};
+
+/*
+ * The environment variable read by swf_cache_create (and by the benchmarks and examples):
+ *   SWF_FAILSLAB="probability=P[,interval=I][,times=T][,seed=S][,cache=NAME]"
+ * P in 0..100; I >= 0; T >= -1; S any unsigned 64-bit number (decimal or 0x hex); NAME limits the
+ * injection to caches created with that name. Defaults: interval=1, times=-1, seed=0. A malformed
+ * value makes swf_cache_create fail with EINVAL after printing what is wrong; it is never ignored.
+ */
+#define SWF_FAILSLAB_ENV "SWF_FAILSLAB"
+
+/* A snapshot of a cache's counters. Each field was current at some instant during the call; the
+ * fields are exactly consistent with each other when no other thread uses the cache meanwhile. */
+struct swf_cache_stats {
+    uint64_t allocs_nowait;    /* successful NOWAIT allocations */
+    uint64_t allocs_wait;      /* successful WAIT allocations */
+    uint64_t fails_nowait;     /* NOWAIT allocations that found no ready object */
+    uint64_t fails_injected;   /* NOWAIT allocations failed by injection */
+    uint64_t fails_wait;       /* WAIT allocations that returned ENOMEM */
+    uint64_t frees;            /* objects freed, directly or after their grace period */
+    uint64_t deferred_queued;  /* objects handed to swf_cache_free_deferred */
+    uint64_t deferred_pending; /* of those, still waiting for their grace period */
+    uint64_t alive;            /* allocated and not yet freed (pending deferred ones included) */
+    uint64_t ready;            /* prepared and free: capacity - alive */
+    uint64_t capacity;         /* objects the cache holds in all */
+    uint64_t limit;            /* the current limit (0 = none) */
+    uint64_t bytes_mapped;     /* memory mapped for objects */
+    uint64_t chunks;           /* mappings made */
+    uint64_t object_size;      /* as configured */
+    uint64_t stride;           /* bytes between consecutive objects (size rounded to alignment) */
+};
+
+/*
+ * Create a cache. On success stores it in *out and returns 0.
+ * Concurrency: any thread, any time. Progress: blocking (maps memory for prefill).
+ * Returns EINVAL: cfg or out NULL, object_size 0 or above SWF_CACHE_OBJECT_MAX, align not a power
+ * of two or above SWF_CACHE_ALIGN_MAX, limit below prefill, or a malformed SWF_FAILSLAB;
+ * ENOMEM: the system refused memory; EAGAIN: more than 65,536 caches alive at once.
+ */
+SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out);
+
+/*
+ * Destroy a cache and return all its memory to the system. Objects still cached in other threads'
+ * magazines are reclaimed with it; those threads may go on using other caches.
+ * Concurrency: exclusive (see the table). Progress: blocking.
+ * Returns 0; EINVAL if c is NULL; EBUSY, destroying nothing, while objects are alive (including
+ * deferred frees whose grace period has not run): free them first.
+ */
+SWF_API int swf_cache_destroy(struct swf_cache *c);
+
+/*
+ * Allocate one object. Its contents are unspecified (whatever its last user left).
+ * SWF_NOWAIT: lock-free, no system call, no page fault; the common case touches only the calling
+ * thread's magazine. SWF_WAIT: may block. See enum swf_alloc_mode.
+ * Returns the object, or NULL with errno EINVAL (c NULL or mode not one of the two), EAGAIN
+ * (NOWAIT found nothing ready, or an injected failure), ENOMEM (WAIT: system or limit).
+ */
+SWF_API void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
+
+/*
+ * Free an object allocated from c. Lock-free, no system call, from any thread.
+ * Returns 0 (also for obj NULL, which does nothing); EINVAL if c is NULL.
+ * Debug builds abort with a message on a double free or a pointer c never handed out.
+ */
+SWF_API int swf_cache_free(struct swf_cache *c, void *obj);
+
+/*
+ * Free n objects once a ck_epoch grace period has elapsed after this call: for objects that
+ * readers inside an epoch section may still hold. The objects are queued on rec (the calling
+ * thread's epoch record) with ck_epoch_call, in batches of up to SWF_CACHE_MAGAZINE, and return
+ * to the cache when that record dispatches them (ck_epoch_poll, ck_epoch_reclaim,
+ * ck_epoch_barrier, or swf_cache_quiesce).
+ * Concurrency: any thread, with its own record (ck_epoch_call is single-producer per record).
+ * Progress: lock-free while spare magazines exist; otherwise it takes the refill mutex to make
+ * one. Returns 0; EINVAL if c or rec is NULL or objs is NULL with n > 0; ENOMEM if no magazine
+ * could be made, in which case none of the n objects was queued and the caller still owns them.
+ */
+SWF_API int swf_cache_free_deferred(struct swf_cache *c, struct ck_epoch_record *rec,
+                                    void *const *objs, size_t n);
+
+/*
+ * Wait for a grace period on rec and dispatch its callbacks (ck_epoch_barrier): after it returns,
+ * every object this thread queued on rec with swf_cache_free_deferred is free.
+ * Must not be called inside an epoch section. Blocking. Returns 0; EINVAL if c or rec is NULL.
+ */
+SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
+
+/*
+ * Make at least n objects ready for the calling thread's NOWAIT allocations: free objects in its
+ * magazines, in the depot and on the loose list are counted, and memory is mapped (pre-faulted)
+ * for the rest. This is where page faults belong: outside any read-side section.
+ * Blocking. Returns 0; EINVAL if c is NULL; ENOMEM if the system or the limit stopped it short
+ * (what was mapped stays ready).
+ */
+SWF_API int swf_cache_grow(struct swf_cache *c, size_t n);
+
+/*
+ * Hand the calling thread's cached free objects back to the shared depot, so that other threads'
+ * NOWAIT allocations can have them. Lock-free. Returns 0; EINVAL if c is NULL.
+ */
+SWF_API int swf_cache_flush(struct swf_cache *c);
+
+/*
+ * Change the limit on objects (0 = none). Lowering it below the current capacity maps nothing
+ * more but unmaps nothing either. Blocking (refill mutex). Returns 0; EINVAL if c is NULL.
+ */
+SWF_API int swf_cache_set_limit(struct swf_cache *c, size_t limit);
+
+/*
+ * Set (fs non-NULL) or clear (fs NULL) failure injection for NOWAIT allocations; the call
+ * numbering restarts at 0. Lock-free. Returns 0; EINVAL if c is NULL or fs->probability > 100 or
+ * fs->times < -1.
+ */
+SWF_API int swf_cache_set_failslab(struct swf_cache *c, const struct swf_failslab *fs);
+
+/*
+ * Parse a SWF_FAILSLAB specification (see SWF_FAILSLAB_ENV). On success fills *out and, if
+ * cache_name is not NULL, copies the cache= value (or "") into cache_name[0 .. name_len - 1].
+ * Returns 0; EINVAL if spec or out is NULL or spec is malformed (the reason is written to err,
+ * if err is not NULL, as a NUL-terminated message of at most err_len bytes).
+ */
+SWF_API int swf_failslab_parse(const char *spec, struct swf_failslab *out, char *cache_name,
+                               size_t name_len, char *err, size_t err_len);
+
+/* Fill *out with a snapshot of c's counters. Lock-free. Returns 0; EINVAL if c or out is NULL. */
+SWF_API int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWEEPFILL_CACHE_H */

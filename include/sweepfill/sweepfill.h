@@ -1,0 +1,10 @@
+/*
+ * sweepfill/sweepfill.h - the umbrella header: everything sweepfill offers.
+ */
+#ifndef SWEEPFILL_H
+#define SWEEPFILL_H
+
+#include "api.h"
+#include "cache.h"
+
+#endif /* SWEEPFILL_H */

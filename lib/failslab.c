@@ -1,0 +1,193 @@
+/*
+ * lib/failslab.c - parsing SWF_FAILSLAB and deciding which NOWAIT calls fail.
+ *
+ * The decision for call k is a pure function of (seed, k) and the interval, plus the shared
+ * `times` budget: that is what makes a run reproducible for a seed. The parameters are written
+ * before x_on is release-stored, and read after x_on is seen set; a NOWAIT call racing with a
+ * reconfiguration may use either the old or the new parameters, never a mix that matters (each
+ * field is read once per decision).
+ */
+#include "failslab.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "util.h"
+
+void swf_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *fs)
+{
+    swf_store_relaxed_32(&s->x_on, 0);
+    if (fs == NULL)
+        return;
+    s->probability = fs->probability;
+    s->interval = fs->interval;
+    s->seed = fs->seed;
+    swf_store_relaxed_64(&s->x_times, (uint64_t)fs->times);
+    swf_store_relaxed_64(&s->x_calls, 0);
+    /* Release: a NOWAIT call that sees x_on set sees the parameters above. */
+    swf_store_release_32(&s->x_on, fs->probability > 0 && fs->times != 0);
+}
+
+/* Take one failure from the budget; false when it is spent. */
+static bool take_one_time(struct swf_failslab_state *s)
+{
+    uint64_t t = swf_load_relaxed_64(&s->x_times);
+    for (;;) {
+        if ((int64_t)t < 0)
+            return true; /* unlimited */
+        if (t == 0)
+            return false;
+        if (swf_cas_acq_rel_64(&s->x_times, &t, t - 1))
+            return true;
+    }
+}
+
+bool swf_failslab_should_fail(struct swf_failslab_state *s)
+{
+    if (!swf_load_acquire_32(&s->x_on))
+        return false;
+    uint64_t k = swf_fetch_add_relaxed_64(&s->x_calls, 1);
+    if (s->interval > 1 && k % s->interval != s->interval - 1)
+        return false;
+    if (swf_mix64(s->seed ^ swf_mix64(k)) % 100 >= s->probability)
+        return false;
+    return take_one_time(s);
+}
+
+static int failf(char *err, size_t err_len, const char *fmt, ...)
+{
+    if (err != NULL && err_len > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, err_len, fmt, ap);
+        va_end(ap);
+    }
+    return EINVAL;
+}
+
+/* Parse one unsigned or signed decimal (or 0x hex) number that spans [s, end). */
+static bool parse_number(const char *s, const char *end, int64_t min, uint64_t max, bool sign_ok,
+                         uint64_t *out)
+{
+    if (s == end)
+        return false;
+    char buf[32];
+    size_t len = (size_t)(end - s);
+    if (len >= sizeof(buf))
+        return false;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *stop;
+    errno = 0;
+    if (buf[0] == '-') {
+        if (!sign_ok)
+            return false;
+        long long v = strtoll(buf, &stop, 10);
+        if (errno != 0 || *stop != '\0' || v < min)
+            return false;
+        *out = (uint64_t)v;
+        return true;
+    }
+    if (buf[0] == '+' || buf[0] == ' ')
+        return false;
+    unsigned long long v = strtoull(buf, &stop, 0);
+    if (errno != 0 || *stop != '\0' || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+int swf_failslab_parse(const char *spec, struct swf_failslab *out, char *cache_name,
+                       size_t name_len, char *err, size_t err_len)
+{
+    if (spec == NULL || out == NULL)
+        return failf(err, err_len, "no specification");
+    struct swf_failslab fs = {.probability = 0, .interval = 1, .times = -1, .seed = 0};
+    bool have_probability = false;
+    if (cache_name != NULL && name_len > 0)
+        cache_name[0] = '\0';
+
+    const char *p = spec;
+    while (*p != '\0') {
+        const char *comma = strchr(p, ',');
+        const char *end = comma ? comma : p + strlen(p);
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        if (eq == NULL)
+            return failf(err, err_len, "'%.*s' is not key=value", (int)(end - p), p);
+        size_t klen = (size_t)(eq - p);
+        const char *v = eq + 1;
+        uint64_t n;
+#define KEY_IS(k) (klen == sizeof(k) - 1 && memcmp(p, k, klen) == 0)
+        if (KEY_IS("probability")) {
+            if (!parse_number(v, end, 0, 100, false, &n))
+                return failf(err, err_len, "probability must be 0..100, not '%.*s'", (int)(end - v),
+                             v);
+            fs.probability = (unsigned int)n;
+            have_probability = true;
+        } else if (KEY_IS("interval")) {
+            if (!parse_number(v, end, 0, ULONG_MAX, false, &n))
+                return failf(err, err_len, "interval must be a number >= 0, not '%.*s'",
+                             (int)(end - v), v);
+            fs.interval = (unsigned long)n;
+        } else if (KEY_IS("times")) {
+            if (!parse_number(v, end, -1, LONG_MAX, true, &n))
+                return failf(err, err_len, "times must be -1 or a number >= 0, not '%.*s'",
+                             (int)(end - v), v);
+            fs.times = (long)(int64_t)n;
+        } else if (KEY_IS("seed")) {
+            if (!parse_number(v, end, 0, UINT64_MAX, false, &n))
+                return failf(err, err_len, "seed must be an unsigned 64-bit number, not '%.*s'",
+                             (int)(end - v), v);
+            fs.seed = n;
+        } else if (KEY_IS("cache")) {
+            size_t vlen = (size_t)(end - v);
+            if (vlen == 0)
+                return failf(err, err_len, "cache= needs a name");
+            if (cache_name != NULL) {
+                if (vlen >= name_len)
+                    return failf(err, err_len, "cache name '%.*s' is too long", (int)vlen, v);
+                memcpy(cache_name, v, vlen);
+                cache_name[vlen] = '\0';
+            }
+        } else {
+            return failf(err, err_len,
+                         "unknown key '%.*s' (expected probability, interval, times, seed, cache)",
+                         (int)klen, p);
+        }
+#undef KEY_IS
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+        if (*p == '\0')
+            return failf(err, err_len, "trailing comma");
+    }
+    if (!have_probability)
+        return failf(err, err_len, "probability= is required");
+    *out = fs;
+    return 0;
+}
+
+int swf_failslab_from_env(struct swf_failslab_state *s, const char *name)
+{
+    const char *spec = getenv(SWF_FAILSLAB_ENV);
+    if (spec == NULL)
+        return 0;
+    struct swf_failslab fs;
+    char only[128];
+    char err[160];
+    if (swf_failslab_parse(spec, &fs, only, sizeof(only), err, sizeof(err)) != 0) {
+        fprintf(stderr, "sweepfill: swf_cache_create: malformed %s=\"%s\": %s\n", SWF_FAILSLAB_ENV,
+                spec, err);
+        return EINVAL;
+    }
+    if (only[0] != '\0' && (name == NULL || strcmp(only, name) != 0))
+        return 0;
+    swf_failslab_set(s, &fs);
+    return 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * lib/istack.c - growing the node tables behind the index stacks (see istack.h).
+ */
+#include "istack.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int swf_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks)
+{
+    t->x_blocks = calloc(max_blocks, sizeof(void *));
+    if (t->x_blocks == NULL)
+        return ENOMEM;
+    t->x_count = 0;
+    t->shift = shift;
+    t->max_blocks = max_blocks;
+    t->node_size = node_size;
+    return 0;
+}
+
+void swf_itable_fini(struct swf_itable *t)
+{
+    uint32_t count = swf_load_relaxed_32(&t->x_count);
+    for (uint32_t b = 0; b < (count >> t->shift); b++)
+        free(t->x_blocks[b]);
+    free(t->x_blocks);
+    t->x_blocks = NULL;
+}
+
+uint32_t swf_itable_grow(struct swf_itable *t)
+{
+    uint32_t count = swf_load_relaxed_32(&t->x_count);
+    uint32_t b = count >> t->shift;
+    if (b >= t->max_blocks)
+        return UINT32_MAX;
+    size_t bytes = t->node_size << t->shift;
+    void *block;
+    /* Cache-line aligned, so that per-thread nodes sized in lines never share one. */
+    if (posix_memalign(&block, 64, bytes) != 0)
+        return UINT32_MAX;
+    memset(block, 0, bytes);
+    swf_store_release_ptr(&t->x_blocks[b], block);
+    /* Release: stats readers that acquire the count see the block and its zeroed nodes. */
+    swf_store_release_32(&t->x_count, count + (1u << t->shift));
+    return count;
+}

@@ -1,0 +1,86 @@
+/*
+ * lib/istack.h - a lock-free LIFO of nodes named by 32-bit index, safe against ABA.
+ *
+ * The cache keeps its magazines and per-thread states in tables that only grow while the cache
+ * lives, so a node is never unmapped under a thread that still looks at it; what remains is the
+ * ABA problem of a Treiber stack (a pop reads head A and A->next B, A is popped and pushed back
+ * meanwhile, and a compare-and-swap from A to B would resurrect B). The head therefore packs a
+ * 32-bit tag with the index and every successful push or pop bumps the tag, so a stale
+ * compare-and-swap fails, with one word-sized CAS and no double-width atomics (which the c11 build
+ * could not express portably). An ABA would need exactly 2^32 modifications between one thread's
+ * load and its CAS.
+ *
+ * Nodes live in a two-level table: block i holds nodes [i << shift, (i + 1) << shift). Blocks are
+ * added under the owner's mutex and published with a release store of the node count; a node's
+ * index reaches another thread only through a stack (release CAS, acquire load), which orders
+ * the block pointer store before any use of the index.
+ *
+ * Every node starts with `uint32_t x_next`: the index + 1 of the node below it (0 = none).
+ */
+#ifndef SWF_LIB_ISTACK_H
+#define SWF_LIB_ISTACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomic.h"
+
+struct swf_itable {
+    void **x_blocks;  /* max_blocks block pointers; written under the owner's mutex */
+    uint32_t x_count; /* nodes created; release-stored after their block is in x_blocks */
+    uint32_t shift;   /* log2 of nodes per block */
+    uint32_t max_blocks;
+    size_t node_size;
+};
+
+struct swf_istack {
+    uint64_t x_head; /* tag << 32 | (index + 1); index part 0 = empty */
+};
+
+static inline void *swf_itable_node(const struct swf_itable *t, uint32_t index)
+{
+    /* Pairs with the release store of x_blocks[i] in swf_itable_grow: the index came to us
+     * through a stack whose release CAS was ordered after that store. */
+    char *block = (char *)swf_load_relaxed_ptr(&t->x_blocks[index >> t->shift]);
+    return block + (size_t)(index & ((1u << t->shift) - 1)) * t->node_size;
+}
+
+static inline void swf_istack_push(struct swf_istack *s, const struct swf_itable *t, uint32_t index)
+{
+    uint32_t *next = (uint32_t *)swf_itable_node(t, index);
+    uint64_t head = swf_load_relaxed_64(&s->x_head);
+    uint64_t desired;
+    do {
+        swf_store_relaxed_32(next, (uint32_t)head);
+        desired = (((head >> 32) + 1) << 32) | (uint64_t)(index + 1);
+        /* Release: the node's contents (a magazine's objects, written by this thread) happen-
+         * before the pop that acquires this head. */
+    } while (!swf_cas_acq_rel_64(&s->x_head, &head, desired));
+}
+
+/* Pop the top node; returns its index, or UINT32_MAX when the stack is empty. */
+static inline uint32_t swf_istack_pop(struct swf_istack *s, const struct swf_itable *t)
+{
+    /* Acquire pairs with the pushing CAS: we read the node's link and, after winning, its
+     * contents. */
+    uint64_t head = swf_load_acquire_64(&s->x_head);
+    for (;;) {
+        uint32_t top = (uint32_t)head;
+        if (top == 0)
+            return UINT32_MAX;
+        /* The node may be popped and reused by another thread right now; its link is then stale
+         * but the tag makes our CAS fail. The node's memory stays mapped (see above). */
+        uint32_t next = swf_load_relaxed_32((const uint32_t *)swf_itable_node(t, top - 1));
+        uint64_t desired = (((head >> 32) + 1) << 32) | next;
+        if (swf_cas_acq_rel_64(&s->x_head, &head, desired))
+            return top - 1;
+    }
+}
+
+/* Add one block of nodes (zeroed) to the table; the caller holds the owner's mutex. Returns the
+ * index of the first new node, or UINT32_MAX if the table is full or memory ran out. */
+uint32_t swf_itable_grow(struct swf_itable *t);
+int swf_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks);
+void swf_itable_fini(struct swf_itable *t);
+
+#endif /* SWF_LIB_ISTACK_H */

@@ -1,0 +1,66 @@
+/*
+ * lib/util.h - small helpers shared by the library's sources: branch hints, checked arithmetic,
+ * argument validation and the debug-build misuse report.
+ */
+#ifndef SWF_LIB_UTIL_H
+#define SWF_LIB_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SWF_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define SWF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define SWF_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
+#if defined(NDEBUG)
+#define SWF_DEBUG 0
+#else
+#define SWF_DEBUG 1
+#endif
+
+/*
+ * Misuse that cannot be checked cheaply: in debug builds print "sweepfill: <function>: <what>"
+ * and abort. Never returns.
+ */
+__attribute__((noreturn, format(printf, 2, 3))) void swf_die(const char *function, const char *fmt,
+                                                             ...);
+
+/* Return err from the enclosing function when cond holds: the cheap argument checks every public
+ * function makes in every build. */
+#define SWF_CHECK_ARG(cond, err) \
+    do {                         \
+        if (SWF_UNLIKELY(cond))  \
+            return (err);        \
+    } while (0)
+
+static inline bool swf_is_pow2(size_t x)
+{
+    return x != 0 && (x & (x - 1)) == 0;
+}
+
+/* Round x up to a multiple of the power of two a; false on overflow. */
+static inline bool swf_round_up(size_t x, size_t a, size_t *out)
+{
+    if (x > SIZE_MAX - (a - 1))
+        return false;
+    *out = (x + a - 1) & ~(a - 1);
+    return true;
+}
+
+static inline bool swf_mul_overflows(size_t a, size_t b, size_t *out)
+{
+    return __builtin_mul_overflow(a, b, out);
+}
+
+/* A 64-bit mixer (SplitMix64's finaliser): the failure injection's deterministic random source. */
+static inline uint64_t swf_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+#endif /* SWF_LIB_UTIL_H */

@@ -1,0 +1,98 @@
+/*
+ * test/tap.h - a minimal Test Anything Protocol producer for sweepfill's tests.
+ *
+ * ok(cond, fmt, ...) prints "ok N - what" or "not ok N - what" (plus the file and line of a
+ * failure); skip(why, fmt, ...) prints a skipped point; tap_done() prints the plan "1..N" and
+ * returns the exit status (1 if anything failed). Meson runs the programs with protocol 'tap' and
+ * test/run counts the points. Thread-safe: points may be reported from several threads.
+ */
+#ifndef SWF_TEST_TAP_H
+#define SWF_TEST_TAP_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int tap_count;
+static int tap_failed;
+static pthread_mutex_t tap_lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((format(printf, 4, 5))) static inline bool tap_ok(bool pass, const char *file,
+                                                                int line, const char *fmt, ...)
+{
+    pthread_mutex_lock(&tap_lock);
+    va_list ap;
+    printf("%sok %d - ", pass ? "" : "not ", ++tap_count);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    if (!pass) {
+        tap_failed++;
+        printf("#   failed at %s:%d\n", file, line);
+    }
+    fflush(stdout);
+    pthread_mutex_unlock(&tap_lock);
+    return pass;
+}
+
+#define ok(cond, ...) tap_ok((cond), __FILE__, __LINE__, __VA_ARGS__)
+
+__attribute__((format(printf, 1, 2))) static inline void diag(const char *fmt, ...)
+{
+    pthread_mutex_lock(&tap_lock);
+    va_list ap;
+    printf("# ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    pthread_mutex_unlock(&tap_lock);
+}
+
+__attribute__((format(printf, 1, 2))) static inline void skip(const char *fmt, ...)
+{
+    pthread_mutex_lock(&tap_lock);
+    va_list ap;
+    printf("ok %d # SKIP ", ++tap_count);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    pthread_mutex_unlock(&tap_lock);
+}
+
+/* Abort the whole program with a TAP bail-out: for setup that cannot go on. */
+#define tap_require(cond, what)                                           \
+    do {                                                                  \
+        if (!(cond)) {                                                    \
+            printf("Bail out! %s (%s:%d)\n", (what), __FILE__, __LINE__); \
+            fflush(stdout);                                               \
+            exit(2);                                                      \
+        }                                                                 \
+    } while (0)
+
+static inline int tap_done(void)
+{
+    printf("1..%d\n", tap_count);
+    fflush(stdout);
+    return tap_failed ? 1 : 0;
+}
+
+/* True when built with a sanitizer: tests that fork into seccomp or limit memory skip then. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TAP_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TAP_SANITIZED 1
+#endif
+#endif
+#ifndef TAP_SANITIZED
+#define TAP_SANITIZED 0
+#endif
+
+#endif /* SWF_TEST_TAP_H */
