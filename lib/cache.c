@@ -536,8 +536,19 @@ static void *alloc_wait(struct swf_cache *c, struct swf_tstate *ts)
     return obj;
 }
 
-static void *alloc_slow(struct swf_cache *c, struct swf_tstate *ts, enum swf_alloc_mode mode)
+/* Everything but the common case: argument errors, injection, WAIT, and empty magazines. */
+static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_alloc_mode mode)
 {
+    if (SWF_UNLIKELY(c == NULL || (mode != SWF_NOWAIT && mode != SWF_WAIT))) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (mode == SWF_NOWAIT && swf_failslab_should_fail(&c->fs)) {
+        swf_fetch_add_relaxed_64(&c->x_fails_injected, 1);
+        errno = EAGAIN;
+        return NULL;
+    }
+    struct swf_tstate *ts = swf_tls_get(&c->owner);
     void *obj = take_any(c, &ts);
     if (obj != NULL) {
         count_alloc(c, ts, mode);
@@ -556,36 +567,35 @@ static void *alloc_slow(struct swf_cache *c, struct swf_tstate *ts, enum swf_all
 
 void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
 {
-    if (SWF_UNLIKELY(c == NULL || (mode != SWF_NOWAIT && mode != SWF_WAIT))) {
-        errno = EINVAL;
-        return NULL;
-    }
-    if (mode == SWF_NOWAIT && SWF_UNLIKELY(swf_load_relaxed_32(&c->fs.x_on)) &&
-        swf_failslab_should_fail(&c->fs)) {
-        swf_fetch_add_relaxed_64(&c->x_fails_injected, 1);
-        errno = EAGAIN;
-        return NULL;
-    }
-    struct swf_tstate *ts = swf_tls_get(&c->owner);
-    if (SWF_LIKELY(ts != NULL) && SWF_LIKELY(ts->loaded->n > 0)) {
+    /* The common case, kept small enough to need no stack frame: a NOWAIT allocation, no
+     * injection configured, and an object in this thread's loaded magazine. */
+    struct swf_tstate *ts;
+    if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT && !swf_load_relaxed_32(&c->fs.x_on) &&
+                   (ts = swf_tls_get(&c->owner)) != NULL && ts->loaded->n > 0)) {
         void *obj = ts->loaded->obj[--ts->loaded->n];
-        swf_counter_add(mode == SWF_NOWAIT ? &ts->x_allocs_nowait : &ts->x_allocs_wait, 1);
+        swf_counter_add(&ts->x_allocs_nowait, 1);
         debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
         return obj;
     }
-    return alloc_slow(c, ts, mode);
+    return alloc_slow(c, mode);
 }
 
 /* ---- free ----------------------------------------------------------------------------------- */
 
-static void free_slow(struct swf_cache *c, struct swf_tstate *ts, void *obj)
+static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
 {
+    if (c == NULL)
+        return EINVAL;
+    if (obj == NULL)
+        return 0;
+    debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+    struct swf_tstate *ts = swf_tls_get(&c->owner);
     if (ts == NULL)
         ts = tstate_bind(c);
     if (ts == NULL) {
         loose_push(c, obj);
         swf_fetch_add_relaxed_64(&c->x_frees, 1);
-        return;
+        return 0;
     }
     swf_counter_add(&ts->x_frees, 1);
     if (ts->loaded->n == MAG_CAP) {
@@ -597,7 +607,7 @@ static void free_slow(struct swf_cache *c, struct swf_tstate *ts, void *obj)
             struct swf_mag *e = depot_get_empty(c);
             if (e == NULL) {
                 loose_push(c, obj);
-                return;
+                return 0;
             }
             depot_put(c, ts->prev);
             ts->prev = ts->loaded;
@@ -605,22 +615,21 @@ static void free_slow(struct swf_cache *c, struct swf_tstate *ts, void *obj)
         }
     }
     ts->loaded->obj[ts->loaded->n++] = obj;
+    return 0;
 }
 
 int swf_cache_free(struct swf_cache *c, void *obj)
 {
-    SWF_CHECK_ARG(c == NULL, EINVAL);
-    if (obj == NULL)
-        return 0;
-    debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
-    struct swf_tstate *ts = swf_tls_get(&c->owner);
-    if (SWF_LIKELY(ts != NULL) && SWF_LIKELY(ts->loaded->n < MAG_CAP)) {
+    /* The common case: room in this thread's loaded magazine. */
+    struct swf_tstate *ts;
+    if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swf_tls_get(&c->owner)) != NULL &&
+                   ts->loaded->n < MAG_CAP)) {
+        debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
         ts->loaded->obj[ts->loaded->n++] = obj;
         swf_counter_add(&ts->x_frees, 1);
         return 0;
     }
-    free_slow(c, ts, obj);
-    return 0;
+    return free_slow(c, obj);
 }
 
 /* ---- deferred free ----------------------------------------------------------------------------
