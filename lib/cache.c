@@ -49,6 +49,7 @@
 #include "failslab.h"
 #include "istack.h"
 #include "thread.h"
+#include "tsan.h"
 #include "util.h"
 
 #define MAG_CAP          SWF_CACHE_MAGAZINE
@@ -71,6 +72,7 @@ struct swf_mag {
     uint32_t unused;
     ck_epoch_entry_t epoch_entry; /* while queued for a deferred free */
     struct swf_cache *cache;
+    void *epoch; /* the ck_epoch_t of a deferred free, for TSan's benefit (tsan.h) */
     void *obj[MAG_CAP];
 };
 
@@ -640,6 +642,8 @@ static void deferred_done(ck_epoch_entry_t *e)
     struct swf_mag *m = SWF_CONTAINER_OF(e, struct swf_mag, epoch_entry);
     struct swf_cache *c = m->cache;
     uint32_t n = m->n;
+    swf_tsan_acquire(m->epoch); /* the grace period is over: sections that saw these objects
+                                   ended before this point */
     for (uint32_t i = 0; i < n; i++)
         debug_transition(c, "swf_cache_free_deferred", m->obj[i], OBJ_DEFERRED, OBJ_FREE);
     depot_put(c, m);
@@ -690,6 +694,7 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
             debug_transition(c, "swf_cache_free_deferred", objs[done], OBJ_ALLOC, OBJ_DEFERRED);
             m->obj[m->n++] = objs[done++];
         }
+        m->epoch = rec->global;
         ck_epoch_call(rec, &m->epoch_entry, deferred_done);
     }
     return 0;

@@ -6,5 +6,7 @@
 
 #include "api.h"
 #include "cache.h"
+#include "list.h"
+#include "sweep.h"
 
 #endif /* SWEEPFILL_H */

@@ -1,0 +1,299 @@
+/*
+ * sweepfill/list.h - how a sweep walks a list it does not own, and how anyone reads a slot.
+ *
+ * A member is any struct with a `void *` field, its *slot*, at a fixed offset. A list is whatever
+ * the program already has (a CK_LIST, an array, a process list of thread lists); sweepfill sees
+ * it through a small table of functions, struct swf_list_ops:
+ *
+ *   first(list)        the first member, or NULL
+ *   next(list, m)      the member after m, or NULL
+ *   pin(list, m)       optional: keep m's memory valid after the read-side section ends, until
+ *                      unpin; if m stays linked, keep its place in the list valid too
+ *   unpin(list, m)     optional: release a pin
+ *   linked(list, m)    optional: whether pinned m is still on the list, so that next(list, m) may
+ *                      be called in the current section
+ *
+ * All five are called inside the caller's read-side section (see sweep.h's guards); pin in one
+ * section, linked and unpin in a later one. pin, unpin and linked come as a set or not at all. A
+ * list that can pin makes a sweep's cursor resumable: it can leave the section (to refill its
+ * reserve, or to bound the section's length) and continue where it stopped.
+ *
+ * Ready-made adapters, generated for a given struct and field by the macros below:
+ *   SWF_LIST_CK_LIST, SWF_LIST_CK_SLIST, SWF_LIST_CK_STAILQ    (ck_queue.h lists)
+ *   SWF_LIST_CK_LIST_PINNED (and _SLIST_, _STAILQ_)             the same with your pin functions
+ *   SWF_LIST_NESTED_CK_LIST                                     an outer list of inner lists
+ *   swf_list_array()                                            an array of members (pins free)
+ * Each macro defines `NAME_ops` (a struct swf_list_ops) and `NAME_list(head)` returning the
+ * struct swf_list to pass to a sweep; the functions are static inline, so a sweep generated with
+ * SWF_SWEEP_DEFINE (sweep.h) calls them without an indirect call.
+ *
+ * Slots: a reader loads a slot with swf_slot_load() (an acquire load): it returns NULL or an
+ * object whose initialisation, done before a sweep published it with a release store or release
+ * compare-and-swap, the reader sees. Writers other than the sweep use swf_slot_publish() or
+ * swf_slot_publish_cas() so the same ordering holds for their objects.
+ */
+#ifndef SWEEPFILL_LIST_H
+#define SWEEPFILL_LIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api.h"
+
+#if defined(SWF_ATOMICS_C11) || defined(__SANITIZE_THREAD__)
+#define SWF_SLOT_BUILTINS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SWF_SLOT_BUILTINS 1
+#endif
+#endif
+#ifndef SWF_SLOT_BUILTINS
+#include <ck_pr.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct swf_list_ops {
+    void *(*first)(void *list);
+    void *(*next)(void *list, void *member);
+    void (*pin)(void *list, void *member);
+    void (*unpin)(void *list, void *member);
+    bool (*linked)(void *list, void *member);
+};
+
+struct swf_list {
+    const struct swf_list_ops *ops;
+    void *list;         /* handed to every op */
+    size_t slot_offset; /* offsetof(member type, slot); a multiple of sizeof(void *) */
+};
+
+static inline bool swf_list_can_pin(const struct swf_list_ops *ops)
+{
+    return ops->pin != NULL && ops->unpin != NULL && ops->linked != NULL;
+}
+
+static inline void **swf_slot_of(void *member, size_t slot_offset)
+{
+    return (void **)(void *)((char *)member + slot_offset);
+}
+
+/*
+ * Load a slot with acquire ordering: NULL, or an object whose initialisation happens-before this
+ * load returns. Wait-free; any thread, at any time the member's memory is valid.
+ */
+static inline void *swf_slot_load(void *const *slot)
+{
+#ifdef SWF_SLOT_BUILTINS
+    return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+#else
+    void *obj = ck_pr_load_ptr(slot);
+    ck_pr_fence_acquire(); /* pairs with swf_slot_publish's release */
+    return obj;
+#endif
+}
+
+/* A relaxed load: whether the slot is set, with no ordering (a sweep's emptiness check). */
+static inline void *swf_slot_peek(void *const *slot)
+{
+#ifdef SWF_SLOT_BUILTINS
+    return __atomic_load_n(slot, __ATOMIC_RELAXED);
+#else
+    return ck_pr_load_ptr(slot);
+#endif
+}
+
+/*
+ * Publish obj in a slot with a release store: every write to obj before this call is seen by a
+ * reader whose swf_slot_load returns obj. For slots with a single assigner at a time.
+ */
+static inline void swf_slot_publish(void **slot, void *obj)
+{
+#ifdef SWF_SLOT_BUILTINS
+    __atomic_store_n(slot, obj, __ATOMIC_RELEASE);
+#else
+    ck_pr_fence_release(); /* pairs with swf_slot_load's acquire */
+    ck_pr_store_ptr(slot, obj);
+#endif
+}
+
+/* Publish obj only if the slot is still NULL (release compare-and-swap); false if another
+ * assigner got there first, in which case obj was not published. Lock-free. */
+static inline bool swf_slot_publish_cas(void **slot, void *obj)
+{
+#ifdef SWF_SLOT_BUILTINS
+    void *expected = NULL;
+    return __atomic_compare_exchange_n(slot, &expected, obj, false, __ATOMIC_RELEASE,
+                                       __ATOMIC_RELAXED);
+#else
+    ck_pr_fence_release();
+    return ck_pr_cas_ptr(slot, NULL, obj);
+#endif
+}
+
+/* Clear a slot and return what it held (an exchange with acquire and release ordering): for
+ * taking objects back, e.g. when a feature switches off. */
+static inline void *swf_slot_take(void **slot)
+{
+#ifdef SWF_SLOT_BUILTINS
+    return __atomic_exchange_n(slot, NULL, __ATOMIC_ACQ_REL);
+#else
+    ck_pr_fence_release();
+    void *obj = ck_pr_fas_ptr(slot, NULL);
+    ck_pr_fence_acquire();
+    return obj;
+#endif
+}
+
+/* ---- arrays of members -------------------------------------------------------------------- */
+
+/* count members of `stride` bytes from base. Members never leave an array, so pins are free and
+ * every cursor is resumable. */
+struct swf_array {
+    void *base;
+    size_t count;
+    size_t stride;
+};
+
+SWF_API extern const struct swf_list_ops swf_array_ops;
+
+static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_offset)
+{
+    struct swf_list l = {&swf_array_ops, a, slot_offset};
+    return l;
+}
+
+/* ---- adapter generators -----------------------------------------------------------------------
+ */
+
+#define SWF_LIST_OPS_DEFINE_(name, pin, unpin, linked)                      \
+    __attribute__((unused)) static const struct swf_list_ops name##_ops = { \
+        name##_first, name##_next, pin, unpin, linked}
+
+#define SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)                           \
+    __attribute__((unused)) static inline struct swf_list name##_list(struct head_type *head) \
+    {                                                                                         \
+        struct swf_list l = {&name##_ops, head, offsetof(struct member_type, slot_field)};    \
+        return l;                                                                             \
+    }
+
+/* Typed wrappers for user pin functions: void pin(struct member_type *), likewise unpin, and
+ * bool linked(struct member_type *). */
+#define SWF_LIST_PIN_FNS_(name, member_type, pin_fn, unpin_fn, linked_fn) \
+    static inline void name##_pin(void *list, void *m)                    \
+    {                                                                     \
+        (void)list;                                                       \
+        pin_fn((struct member_type *)m);                                  \
+    }                                                                     \
+    static inline void name##_unpin(void *list, void *m)                  \
+    {                                                                     \
+        (void)list;                                                       \
+        unpin_fn((struct member_type *)m);                                \
+    }                                                                     \
+    static inline bool name##_linked(void *list, void *m)                 \
+    {                                                                     \
+        (void)list;                                                       \
+        return linked_fn((struct member_type *)m);                        \
+    }
+
+/* first/next for one ck_queue flavour: FIRST and NEXT are that flavour's macros. */
+#define SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, FIRST, NEXT) \
+    static inline void *name##_first(void *list)                                  \
+    {                                                                             \
+        return FIRST((struct head_type *)list);                                   \
+    }                                                                             \
+    static inline void *name##_next(void *list, void *m)                          \
+    {                                                                             \
+        (void)list;                                                               \
+        return NEXT((struct member_type *)m, link_field);                         \
+    }
+
+/*
+ * SWF_LIST_CK_LIST(name, head_type, member_type, link_field, slot_field)
+ * For `CK_LIST_HEAD(head_type, member_type)` lists whose members link through
+ * `CK_LIST_ENTRY(member_type) link_field` and hold `void *slot_field`. Cannot pin: a sweep over
+ * it restarts from the head when it must leave its section (RESTART behaviour).
+ */
+#define SWF_LIST_CK_LIST(name, head_type, member_type, link_field, slot_field)                \
+    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, CK_LIST_FIRST, CK_LIST_NEXT) \
+    SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                                             \
+    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
+
+/* The same, with pin functions of yours (see the top comment for what they must guarantee). */
+#define SWF_LIST_CK_LIST_PINNED(name, head_type, member_type, link_field, slot_field, pin_fn, \
+                                unpin_fn, linked_fn)                                          \
+    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, CK_LIST_FIRST, CK_LIST_NEXT) \
+    SWF_LIST_PIN_FNS_(name, member_type, pin_fn, unpin_fn, linked_fn)                         \
+    SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);                      \
+    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
+
+#define SWF_LIST_CK_SLIST(name, head_type, member_type, link_field, slot_field)                 \
+    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, CK_SLIST_FIRST, CK_SLIST_NEXT) \
+    SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                                               \
+    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
+
+#define SWF_LIST_CK_SLIST_PINNED(name, head_type, member_type, link_field, slot_field, pin_fn,  \
+                                 unpin_fn, linked_fn)                                           \
+    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, CK_SLIST_FIRST, CK_SLIST_NEXT) \
+    SWF_LIST_PIN_FNS_(name, member_type, pin_fn, unpin_fn, linked_fn)                           \
+    SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);                        \
+    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
+
+#define SWF_LIST_CK_STAILQ(name, head_type, member_type, link_field, slot_field)                  \
+    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, CK_STAILQ_FIRST, CK_STAILQ_NEXT) \
+    SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                                                 \
+    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
+
+#define SWF_LIST_CK_STAILQ_PINNED(name, head_type, member_type, link_field, slot_field, pin_fn,   \
+                                  unpin_fn, linked_fn)                                            \
+    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, CK_STAILQ_FIRST, CK_STAILQ_NEXT) \
+    SWF_LIST_PIN_FNS_(name, member_type, pin_fn, unpin_fn, linked_fn)                             \
+    SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);                          \
+    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
+
+/*
+ * SWF_LIST_NESTED_CK_LIST(name, outer_head_type, outer_type, outer_link, inner_head_field,
+ *                         inner_type, inner_link, parent_field, slot_field)
+ * The process -> threads shape: an outer CK_LIST of outer_type, each holding a CK_LIST_HEAD
+ * `inner_head_field` of inner_type members, each of which points back to its outer member
+ * through `parent_field`. The walk visits the inner members (they hold the slots) in order,
+ * skipping outer members with empty inner lists. Cannot pin; for a pinnable nested list, write
+ * the ops by hand with pins that also keep the parent linked while a child is pinned.
+ */
+#define SWF_LIST_NESTED_CK_LIST(name, outer_head_type, outer_type, outer_link, inner_head_field, \
+                                inner_type, inner_link, parent_field, slot_field)                \
+    static inline void *name##_from_outer(struct outer_type *o)                                  \
+    {                                                                                            \
+        for (; o != NULL; o = CK_LIST_NEXT(o, outer_link)) {                                     \
+            struct inner_type *i = CK_LIST_FIRST(&o->inner_head_field);                          \
+            if (i != NULL)                                                                       \
+                return i;                                                                        \
+        }                                                                                        \
+        return NULL;                                                                             \
+    }                                                                                            \
+    static inline void *name##_first(void *list)                                                 \
+    {                                                                                            \
+        return name##_from_outer(CK_LIST_FIRST((struct outer_head_type *)list));                 \
+    }                                                                                            \
+    static inline void *name##_next(void *list, void *m)                                         \
+    {                                                                                            \
+        (void)list;                                                                              \
+        struct inner_type *i = (struct inner_type *)m;                                           \
+        struct inner_type *n = CK_LIST_NEXT(i, inner_link);                                      \
+        return n != NULL ? (void *)n                                                             \
+                         : name##_from_outer(CK_LIST_NEXT(i->parent_field, outer_link));         \
+    }                                                                                            \
+    SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                                                \
+    __attribute__((unused)) static inline struct swf_list name##_list(                           \
+        struct outer_head_type *head)                                                            \
+    {                                                                                            \
+        struct swf_list l = {&name##_ops, head, offsetof(struct inner_type, slot_field)};        \
+        return l;                                                                                \
+    }
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWEEPFILL_LIST_H */

@@ -1,0 +1,204 @@
+/*
+ * sweepfill/sweep.h - sweep-and-assign: give every member of a live list an object in its slot.
+ *
+ * One call walks the list inside read-side sections and, for each member whose slot is NULL,
+ * takes an object (a NOWAIT allocation from the cache, else one from a small reserve filled
+ * beforehand with WAIT allocations), runs init(obj, member) on it and publishes it with a release
+ * store. Nothing inside a section blocks: WAIT allocations happen only between sections.
+ *
+ * Three algorithms behind one interface, so the old ones serve as baselines:
+ *
+ *   SWF_RESUME (default)   one pass. When NOWAIT fails and the reserve is empty it pins the
+ *                          member it stands on, leaves the section, refills the reserve, enters
+ *                          again and continues from that member. Visits: N + refills at most
+ *                          (each refill revisits its cursor once), even at 100% NOWAIT failure.
+ *                          Needs a list that can pin (list.h); without one it behaves as
+ *                          SWF_RESTART and sets stats.fell_back, unless the guard declares
+ *                          SWF_GUARD_BLOCKING_OK, in which case it refills inside the section
+ *                          and keeps its cursor (counted in stats.inplace_refills).
+ *   SWF_RESTART            the fgraph patch: like RESUME, but after a refill it walks again from
+ *                          the head. Passes: ceil(N / B) at 100% NOWAIT failure (B = reserve),
+ *                          with B*P*(P-1)/2 + N + (P-1) visits; 1 pass and N visits when NOWAIT
+ *                          never fails.
+ *   SWF_BATCH_RESTART      the old kernel loop: no NOWAIT at all. Fill the reserve, walk from the
+ *                          head giving reserve objects to empty slots; on reaching a member with
+ *                          the reserve used up, leave, refill, walk again. P = ceil(N / B)
+ *                          passes, B*P*(P-1)/2 + N + (P-1) visits on an all-empty list: pass p
+ *                          sees (p-1)*B filled members, fills B, and visits one more member to
+ *                          find the reserve empty (the stop visit; the last pass has none).
+ *
+ * A section bound K > 0 makes every algorithm leave and re-enter its section after K visits,
+ * resuming after the member it just handled (so the walk stays one pass and visits do not grow);
+ * it needs a list that can pin. If a pinned cursor was unlinked while the sweep was outside its
+ * section, the walk restarts from the head (stats.restarts) - the only case in which RESUME
+ * makes more than one pass.
+ *
+ * Contract: when swf_sweep returns 0, every member that was linked for the whole call has a
+ * non-NULL slot; each new object was initialised once and published once; pre-set slots were not
+ * touched; unused reserve objects went back to the cache. Objects alive in the cache grew by
+ * exactly stats.assigned (for a cache used by nothing else).
+ *
+ * Memory ordering: init(obj, member) happens-before the release store (or release CAS) that
+ * publishes obj, so a reader's swf_slot_load() (acquire) that returns obj sees its
+ * initialisation. The emptiness check is a relaxed load: a slot set concurrently by someone else
+ * is either seen set or, in SWF_PUBLISH_CAS mode, loses the CAS and its object goes back.
+ *
+ * Synchronisation:
+ *                      sweep   list add   list del   readers   cache ops
+ *   sweep (STORE)        X        -          -          -          -
+ *   sweep (CAS)          -        -          -          -          -
+ * With SWF_PUBLISH_STORE the sweep must be the only assigner of the slots it fills (two
+ * concurrent STORE sweeps could both fill a slot and leak one object); with SWF_PUBLISH_CAS any
+ * number of sweeps and other assigners may race. List adds and deletes follow the list's own
+ * rules (e.g. CK_LIST: one writer at a time, readers in epoch sections); a deleter that frees a
+ * member must wait for a grace period, and for unpin when the list pins.
+ *
+ * Progress: blocking overall (refills may wait for memory), but no blocking operation happens
+ * inside a read-side section: the only calls made there are the list ops, init, the cache's
+ * lock-free NOWAIT allocation and free, and the guard itself. init must not block either.
+ *
+ * Not offered, on purpose: a sweep that frees objects (deactivation needs a grace period and
+ * belongs to the registry, registry.h), and a "fill the first K" mode (that is BATCH_RESTART's
+ * quadratic behaviour, kept only as a baseline).
+ */
+#ifndef SWEEPFILL_SWEEP_H
+#define SWEEPFILL_SWEEP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "api.h"
+#include "cache.h"
+#include "list.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SWF_SWEEP_RESERVE_DEFAULT 32 /* FTRACE_RETSTACK_ALLOC_SIZE */
+#define SWF_SWEEP_RESERVE_MAX     65536
+
+enum swf_algo {
+    SWF_RESUME = 0,
+    SWF_RESTART = 1,
+    SWF_BATCH_RESTART = 2,
+};
+
+enum swf_publish {
+    SWF_PUBLISH_STORE = 0, /* release store: the sweep is the only assigner */
+    SWF_PUBLISH_CAS = 1,   /* release CAS from NULL: the loser's object goes back */
+};
+
+/* The read-side section: enter and leave are called in pairs on the sweeping thread. */
+struct swf_guard {
+    void (*enter)(void *arg);
+    void (*leave)(void *arg);
+    void *arg;
+    unsigned int flags;
+};
+
+/* The guard tolerates blocking inside its section (a ck_epoch section does: blocking there only
+ * delays reclamation). Lets RESUME refill in place on lists that cannot pin. Off by default. */
+#define SWF_GUARD_BLOCKING_OK 1u
+
+/* Ready-made guards. The epoch guard uses ck_epoch_begin/end on rec (owned by the calling
+ * thread); the rwlock guard takes the read lock; the none guard does nothing (single-threaded
+ * lists). All set flags to 0. No-ops on NULL arguments. swf_guard_rwlock is declared when
+ * <pthread.h> provides read-write locks (POSIX.1-2001: under strict -std=c11, define
+ * _POSIX_C_SOURCE=200112L or _GNU_SOURCE). */
+SWF_API void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec);
+SWF_API void swf_guard_none(struct swf_guard *g);
+#if defined(PTHREAD_RWLOCK_INITIALIZER)
+SWF_API void swf_guard_rwlock(struct swf_guard *g, pthread_rwlock_t *lock);
+#endif
+
+/* Initialise obj for member before it is published. Runs inside a read-side section: must not
+ * block. obj's previous contents are whatever the cache left. */
+typedef void swf_init_fn(void *obj, void *member, void *arg);
+
+struct swf_sweep_config {
+    struct swf_list list;
+    struct swf_cache *cache;
+    size_t reserve;    /* objects kept for when NOWAIT fails; 1 .. SWF_SWEEP_RESERVE_MAX */
+    swf_init_fn *init; /* required */
+    void *init_arg;
+    struct swf_guard guard;
+    size_t section_bound; /* visits per read-side section; 0 = one section per pass */
+    enum swf_publish publish;
+    enum swf_algo algo;
+};
+
+/* A config with the defaults: reserve 32, RESUME, release-store publication, unbounded
+ * sections, no guard (fill in list, cache, init and guard). */
+static inline void swf_sweep_config_init(struct swf_sweep_config *cfg)
+{
+    struct swf_sweep_config d = {
+        {NULL, NULL, 0},       NULL, SWF_SWEEP_RESERVE_DEFAULT, NULL,      NULL,
+        {NULL, NULL, NULL, 0}, 0,    SWF_PUBLISH_STORE,         SWF_RESUME};
+    *cfg = d;
+}
+
+struct swf_sweep_stats {
+    uint64_t passes;          /* walks started from the head */
+    uint64_t visits;          /* members stepped on (a revisit counts again) */
+    uint64_t assigned;        /* objects published */
+    uint64_t already_set;     /* visits that found the slot set */
+    uint64_t nowait_failures; /* NOWAIT allocations that returned NULL */
+    uint64_t reserve_uses;    /* objects taken from the reserve */
+    uint64_t refills;         /* reserve refills after the initial fill */
+    uint64_t inplace_refills; /* of those, done inside a section (SWF_GUARD_BLOCKING_OK) */
+    uint64_t restarts;        /* passes after the first: refills (RESTART, BATCH_RESTART) or
+                                 lost cursors */
+    uint64_t sections;        /* read-side sections entered */
+    uint64_t longest_section; /* most visits in one section */
+    uint64_t lost_races;      /* SWF_PUBLISH_CAS: slots set by someone else first */
+    uint32_t fell_back;       /* RESUME ran as RESTART: the list cannot pin */
+};
+
+/*
+ * Run a sweep. stats may be NULL.
+ * Returns 0; EINVAL: cfg NULL; list ops, first, next, cache, init, guard.enter or guard.leave
+ * NULL; pin/unpin/linked not all set or all NULL; reserve 0 or above SWF_SWEEP_RESERVE_MAX;
+ * slot_offset not a multiple of sizeof(void *); a section bound on a list that cannot pin; an
+ * unknown algo or publish value. ENOMEM: a refill obtained no object when one was needed (the
+ * cache's limit, or the system); every object published so far stays valid, nothing leaks, and a
+ * later call completes the job once memory is available.
+ * Concurrency: see the table above. Progress: blocking, never inside a section.
+ */
+SWF_API int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats);
+
+/* The checks swf_sweep makes, for sweeps generated with SWF_SWEEP_DEFINE (0 or EINVAL). */
+SWF_API int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct swf_list_ops *ops);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include "sweep_inline.h"
+
+/*
+ * SWF_SWEEP_DEFINE(fn, list_name, init_fn) defines
+ *     static int fn(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
+ * a sweep specialised for a list adapter generated with one of list.h's SWF_LIST_* macros
+ * (list_name is that macro's first argument) and for the init function init_fn: the list ops and
+ * init are called directly and inline, with no indirect call per member. cfg->list.ops and
+ * cfg->init are ignored (list_name's ops and init_fn are used); everything else is as swf_sweep.
+ */
+#define SWF_SWEEP_DEFINE(fn, list_name, init_fn)                              \
+    static inline void fn##_init_(void *obj, void *member, void *arg)         \
+    {                                                                         \
+        init_fn(obj, member, arg);                                            \
+    }                                                                         \
+    __attribute__((unused)) static int fn(const struct swf_sweep_config *cfg, \
+                                          struct swf_sweep_stats *stats)      \
+    {                                                                         \
+        int err = swf_sweep_validate(cfg, &list_name##_ops);                  \
+        if (err != 0)                                                         \
+            return err;                                                       \
+        return swf_sweep_run_(cfg, &list_name##_ops, fn##_init_, stats);      \
+    }
+
+#endif /* SWEEPFILL_SWEEP_H */

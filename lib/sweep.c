@@ -1,0 +1,119 @@
+/*
+ * lib/sweep.c - swf_sweep over a runtime list ops table, its validation, the ready-made guards
+ * and the array adapter. The algorithm itself is in include/sweepfill/sweep_inline.h, shared with
+ * the sweeps SWF_SWEEP_DEFINE generates.
+ */
+#include "sweepfill/sweep.h"
+
+#include <ck_epoch.h>
+#include <errno.h>
+#include <pthread.h>
+
+#include "tsan.h"
+#include "util.h"
+
+int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct swf_list_ops *ops)
+{
+    SWF_CHECK_ARG(cfg == NULL || ops == NULL, EINVAL);
+    SWF_CHECK_ARG(ops->first == NULL || ops->next == NULL, EINVAL);
+    bool some_pin = ops->pin != NULL || ops->unpin != NULL || ops->linked != NULL;
+    SWF_CHECK_ARG(some_pin && !swf_list_can_pin(ops), EINVAL);
+    SWF_CHECK_ARG(cfg->cache == NULL || cfg->init == NULL, EINVAL);
+    SWF_CHECK_ARG(cfg->guard.enter == NULL || cfg->guard.leave == NULL, EINVAL);
+    SWF_CHECK_ARG(cfg->reserve == 0 || cfg->reserve > SWF_SWEEP_RESERVE_MAX, EINVAL);
+    SWF_CHECK_ARG(cfg->list.slot_offset % sizeof(void *) != 0, EINVAL);
+    SWF_CHECK_ARG(cfg->section_bound != 0 && !swf_list_can_pin(ops), EINVAL);
+    SWF_CHECK_ARG(cfg->algo != SWF_RESUME && cfg->algo != SWF_RESTART &&
+                      cfg->algo != SWF_BATCH_RESTART,
+                  EINVAL);
+    SWF_CHECK_ARG(cfg->publish != SWF_PUBLISH_STORE && cfg->publish != SWF_PUBLISH_CAS, EINVAL);
+    return 0;
+}
+
+int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
+{
+    SWF_CHECK_ARG(cfg == NULL, EINVAL);
+    int err = swf_sweep_validate(cfg, cfg->list.ops);
+    if (err != 0)
+        return err;
+    return swf_sweep_run_(cfg, cfg->list.ops, cfg->init, stats);
+}
+
+/* ---- guards ------------------------------------------------------------------------------- */
+
+static void epoch_enter(void *rec)
+{
+    ck_epoch_begin(rec, NULL);
+}
+
+static void epoch_leave(void *arg)
+{
+    ck_epoch_record_t *rec = arg;
+    swf_tsan_release(rec->global); /* see tsan.h: pairs with acquires after grace periods */
+    ck_epoch_end(rec, NULL);
+}
+
+static void rwlock_enter(void *lock)
+{
+    pthread_rwlock_rdlock(lock);
+}
+
+static void rwlock_leave(void *lock)
+{
+    pthread_rwlock_unlock(lock);
+}
+
+static void nothing(void *arg)
+{
+    (void)arg;
+}
+
+void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec)
+{
+    if (g == NULL || rec == NULL)
+        return;
+    *g = (struct swf_guard){epoch_enter, epoch_leave, rec, 0};
+}
+
+void swf_guard_rwlock(struct swf_guard *g, pthread_rwlock_t *lock)
+{
+    if (g == NULL || lock == NULL)
+        return;
+    *g = (struct swf_guard){rwlock_enter, rwlock_leave, lock, 0};
+}
+
+void swf_guard_none(struct swf_guard *g)
+{
+    if (g == NULL)
+        return;
+    *g = (struct swf_guard){nothing, nothing, NULL, 0};
+}
+
+/* ---- arrays ------------------------------------------------------------------------------- */
+
+static void *array_first(void *list)
+{
+    const struct swf_array *a = list;
+    return a->count > 0 ? a->base : NULL;
+}
+
+static void *array_next(void *list, void *member)
+{
+    const struct swf_array *a = list;
+    char *next = (char *)member + a->stride;
+    return next < (char *)a->base + a->count * a->stride ? next : NULL;
+}
+
+static void array_pin(void *list, void *member)
+{
+    (void)list, (void)member; /* members never leave an array */
+}
+
+static bool array_linked(void *list, void *member)
+{
+    (void)list, (void)member;
+    return true;
+}
+
+const struct swf_list_ops swf_array_ops = {array_first, array_next, array_pin, array_pin,
+                                           array_linked};
