@@ -1,0 +1,220 @@
+/*
+ * sweepfill/registry.h - a live registry of members with an activation protocol: what the kernel
+ * has for its tasks, as one component.
+ *
+ * Members embed a struct swf_node (a CK_LIST link and the slot). The registry keeps them on a
+ * CK_LIST with a writer mutex for add and del, and ck_epoch read-side sections for readers, with
+ * the epoch records of reading threads managed for them. A registry is *active* or not:
+ *
+ *   activate     switch on, then sweep (RESUME, CAS publication, bounded sections): when it
+ *                returns 0, every member linked at that moment has an object in its slot,
+ *                including members added while it ran.
+ *   add          link a member; while active, also give it an object (allocated first, so a
+ *                member is never linked without one while active).
+ *   del          unlink a member; after a grace period (and once the activation sweep no longer
+ *                holds it pinned) its object goes back to the cache and your release callback
+ *                says the member's memory is yours again.
+ *   deactivate   switch off, unpublish every slot, and free the objects after a grace period:
+ *                readers that still hold an object stay safe until they leave their section.
+ *
+ * The activation protocol (docs/design.md has the argument, docs/model/ the Promela model):
+ *   - The active flag is written only under the writer mutex, by activate and deactivate.
+ *   - add, under the same mutex, reads the flag, and if it is set allocates the object (NOWAIT,
+ *     else WAIT), links the member and publishes the object with a release compare-and-swap,
+ *     all before unlocking. So an add either completes before the flag is set - then the member
+ *     is on the list when the sweep starts (the mutex orders the link before the sweep's first
+ *     read) and the sweep fills it - or it runs after - then it fills the member itself. The
+ *     sweep and add both publish with CAS from NULL, so a member the sweep reaches while add is
+ *     publishing gets exactly one object; the loser's goes back to the cache.
+ *   - deactivate clears the flag under the mutex, waits a grace period, then takes every slot
+ *     with an exchange. Adds after the flag cleared assign nothing; adds before it published
+ *     before the flag cleared, so the taking walk sees their objects. del and deactivate both
+ *     take slots with an exchange, so each object is freed once.
+ *
+ * Synchronisation table ("-": may run concurrently from any threads; "X": keep them apart):
+ *
+ *                add   del   activate  deactivate  read section  stats  synchronize  destroy
+ *   add           -     -       -          -            -          -        -           X
+ *   del           -     -       -          -            -          -        -           X
+ *   activate      -     -       -          -            -          -        -           X
+ *   deactivate    -     -       -          -            -          -        -           X
+ *   read section  -     -       -          -            -          -        -           X
+ *   stats         -     -       -          -            -          -        -           X
+ *   synchronize   -     -       -          -            X*         -        -           X
+ *   destroy       X     X       X          X            X          X        X           X
+ * (add and del serialise on the writer mutex; activate and deactivate on an activation mutex; a
+ * thread must not add, del, activate, deactivate or synchronize while inside its own read
+ * section: those wait for grace periods. *synchronize waits for every section to end.) The same
+ * node must not be added and deleted concurrently.
+ *
+ * Read-side sections: swf_registry_read_lock returns the calling thread's reader (its epoch
+ * record, registered automatically the first time a thread reads a registry: one malloc and a
+ * lock-free push, or the reuse of a record left by an exited thread) and enters a section;
+ * swf_registry_read_unlock leaves it. Later calls cost a TLS lookup and ck_epoch_begin (a store
+ * and a full fence). Sections nest. Inside one, walk with SWF_REGISTRY_FOREACH and load slots
+ * with swf_node_object(): NULL, or an object whose initialisation the reader sees.
+ *
+ * Progress: read_lock/unlock, first/next and swf_node_object are lock-free (wait-free once the
+ * thread's record exists). add and del take the writer mutex; add may wait for memory while
+ * active. activate, deactivate, synchronize and destroy block. Nothing blocks inside a
+ * read-side section: the activation sweep leaves its section every section_bound visits.
+ *
+ * Not offered, on purpose: a del that returns after the grace period (use the release callback
+ * or swf_registry_synchronize), a lookup by key (the registry is a list, not an index), and
+ * iteration outside a read section.
+ */
+#ifndef SWEEPFILL_REGISTRY_H
+#define SWEEPFILL_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <ck_queue.h>
+
+#include "api.h"
+#include "cache.h"
+#include "list.h"
+#include "sweep.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct swf_registry;
+struct swf_reader; /* a thread's epoch record for a registry */
+
+/* Embed one in each member; zero it (or swf_node_init) before its first add. */
+struct swf_node {
+    CK_LIST_ENTRY(swf_node) link;
+    void *slot;                    /* the member's object: read with swf_node_object() */
+    uint32_t x_ref;                /* pins, plus a release-pending bit */
+    uint32_t x_state;              /* unlinked, linked, deleted (awaiting release) */
+    struct swf_registry *registry; /* set by add */
+    void (*release)(struct swf_node *);
+    struct swf_node *x_orphan_next; /* released by an unpin: awaiting finalisation */
+    void *epoch_entry[2];           /* a ck_epoch_entry_t, opaque here (C++ friendliness) */
+};
+
+static inline void swf_node_init(struct swf_node *n)
+{
+    struct swf_node zero;
+    memset(&zero, 0, sizeof(zero));
+    *n = zero;
+}
+
+/* The member's object with acquire ordering (swf_slot_load): NULL, or initialised. */
+static inline void *swf_node_object(const struct swf_node *n)
+{
+    return swf_slot_load(&n->slot);
+}
+
+struct swf_registry_config {
+    struct swf_cache *cache; /* where objects come from; not owned; required */
+    swf_init_fn *init;       /* init(obj, node, arg) before publication; required; must not
+                                block (it runs inside the sweep's read section) */
+    void *init_arg;
+    size_t reserve;       /* the activation sweep's reserve (default 32) */
+    size_t section_bound; /* visits per read-side section in activate and deactivate
+                             (default 1024; 0 = unbounded) */
+};
+
+static inline void swf_registry_config_init(struct swf_registry_config *cfg)
+{
+    struct swf_registry_config d = {NULL, NULL, NULL, SWF_SWEEP_RESERVE_DEFAULT, 1024};
+    *cfg = d;
+}
+
+struct swf_registry_stats {
+    uint64_t members;     /* linked now */
+    uint32_t active;      /* 1 while active */
+    uint64_t activations; /* successful activate calls */
+    uint64_t deactivations;
+    uint64_t assigned_by_add;   /* objects published by add while active */
+    uint64_t assigned_by_sweep; /* objects published by activation sweeps */
+    uint64_t lost_races;        /* CAS publications that lost (the object went back) */
+    uint64_t unpublished;       /* objects taken back by deactivate */
+    uint64_t released;          /* deleted members finalised (object freed, release called) */
+    uint64_t pending_release;   /* deleted members not yet finalised */
+    uint64_t longest_section;   /* most visits in one read section of any activation sweep */
+    uint64_t sections;          /* read sections entered by activation sweeps */
+    uint64_t cursor_restarts;   /* times an activation sweep lost its pinned cursor */
+};
+
+/*
+ * Create a registry. Returns 0; EINVAL (cfg/out NULL, cache or init NULL, reserve 0 or above
+ * SWF_SWEEP_RESERVE_MAX); ENOMEM; EAGAIN (too many registries and caches alive). Blocking.
+ */
+SWF_API int swf_registry_create(const struct swf_registry_config *cfg, struct swf_registry **out);
+
+/*
+ * Destroy an inactive, empty registry: waits for pending releases (a grace period), then frees
+ * the registry and the epoch records of its readers. Returns 0; EINVAL (NULL); EBUSY, destroying
+ * nothing, while members are linked or the registry is active. Exclusive: no other call on r may
+ * run, and no thread may be inside a read section of r.
+ */
+SWF_API int swf_registry_destroy(struct swf_registry *r);
+
+/*
+ * Link n (zeroed, or finalised after a del) at the head. While the registry is active, first
+ * gives it an object (init runs on it) so it is never linked without one.
+ * Returns 0; EINVAL (NULL); EEXIST (n is linked, here or in another registry); EBUSY (n was
+ * deleted and its release has not run yet); ENOMEM (active and no object could be had: n is not
+ * linked). Takes the writer mutex.
+ */
+SWF_API int swf_registry_add(struct swf_registry *r, struct swf_node *n);
+
+/*
+ * Unlink n. Once a grace period has passed and no activation sweep holds n pinned, n's object
+ * (if any) goes back to the cache and release(n) (if not NULL) is called, from whichever thread
+ * finalises it (a later del, activate, deactivate or synchronize, never inside a read section):
+ * from then on n's memory is yours. Returns 0; EINVAL (NULL); ENOENT (n is not linked in r).
+ * Takes the writer mutex and the reclaim mutex; does not wait for the grace period.
+ */
+SWF_API int swf_registry_del(struct swf_registry *r, struct swf_node *n,
+                             void (*release)(struct swf_node *n));
+
+/*
+ * Switch on and sweep; stats (may be NULL) receives the sweep's statistics.
+ * Returns 0: every member linked now has an object. EALREADY: already active and complete.
+ * ENOMEM: the sweep ran out of memory; the registry stays active (adds keep assigning) and a
+ * later activate retries the sweep. EINVAL (r NULL). Blocking; must not be called inside a read
+ * section.
+ */
+SWF_API int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats);
+
+/*
+ * Switch off, take every object back and free them after a grace period. Returns 0; EALREADY
+ * (not active); EINVAL (NULL); ENOMEM (no magazine for the deferred frees: the objects taken so
+ * far were freed after a synchronous grace period instead, so nothing leaks). Blocking; not
+ * inside a read section.
+ */
+SWF_API int swf_registry_deactivate(struct swf_registry *r);
+
+/* Wait for a grace period and finalise every deleted member that no sweep holds pinned.
+ * Returns 0; EINVAL. Blocking; not inside a read section. */
+SWF_API int swf_registry_synchronize(struct swf_registry *r);
+
+/*
+ * Enter a read section on the calling thread's reader for r (registered on first use). Returns
+ * the reader to pass to swf_registry_read_unlock, or NULL with errno EINVAL (r NULL) or ENOMEM
+ * (no record could be made). Lock-free after the first call on a thread.
+ */
+SWF_API struct swf_reader *swf_registry_read_lock(struct swf_registry *r);
+SWF_API void swf_registry_read_unlock(struct swf_reader *rd);
+
+/* Inside a read section: the first member, and the one after n (NULL at the end). */
+SWF_API struct swf_node *swf_registry_first(struct swf_registry *r);
+SWF_API struct swf_node *swf_registry_next(struct swf_registry *r, struct swf_node *n);
+
+#define SWF_REGISTRY_FOREACH(r, n) \
+    for ((n) = swf_registry_first(r); (n) != NULL; (n) = swf_registry_next((r), (n)))
+
+/* Fill *out. Lock-free. Returns 0; EINVAL. */
+SWF_API int swf_registry_stats(struct swf_registry *r, struct swf_registry_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWEEPFILL_REGISTRY_H */

@@ -1,0 +1,603 @@
+/*
+ * lib/registry.c - the live registry: a CK_LIST with a writer mutex, ck_epoch readers with
+ * automatically managed records, the activation protocol, and grace-period reclamation.
+ *
+ * Locks, in the order they may nest: activation -> writer -> (cache refill lock);
+ * activation -> reclaim. records_lock is a leaf. None is ever taken inside a read section.
+ *
+ * Why activation is exact (registry.h states the protocol):
+ *   The flag x_active changes only under `writer`, and add reads it under `writer`. Take an add
+ *   of n and an activate. If add's critical section comes first, n is on the list before the
+ *   flag is set; the sweep starts after the flag's critical section, so its walk (which starts
+ *   from the head and follows every link) reaches n unless n is deleted, and fills it. If the
+ *   flag's critical section comes first, add sees the flag and publishes n's object before it
+ *   links n. Either way n has an object when activate returns, or n was deleted. A member is
+ *   filled at most once: add publishes before n is reachable, and the sweep publishes with a
+ *   CAS from NULL (a relaxed emptiness check first), so the sweep never overwrites.
+ *
+ * Why reclamation is safe:
+ *   del unlinks n and marks it deleted under `writer`, then queues n on the registry's own
+ *   epoch record (wrec, used only under `reclaim`). When its grace period is over, no read
+ *   section that could have reached n through the list is still running. The activation sweep
+ *   may still hold n pinned (its cursor, while outside any section); the callback then only
+ *   sets a pending bit, and the sweep's unpin that drops the last pin pushes n on a lock-free
+ *   orphan stack. Whoever finds n ready (callback with no pins, or orphan) finalises it outside
+ *   any section and outside `reclaim`: takes the slot, frees the object, calls release(n).
+ */
+#include "sweepfill/registry.h"
+
+#include <ck_epoch.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "thread.h"
+#include "tsan.h"
+#include "util.h"
+
+enum node_state { NODE_UNLINKED = 0, NODE_LINKED = 1, NODE_DELETED = 2 };
+#define REF_PENDING 0x80000000u
+
+_Static_assert(sizeof(((struct swf_node *)0)->epoch_entry) >= sizeof(ck_epoch_entry_t),
+               "swf_node.epoch_entry must hold a ck_epoch_entry_t");
+
+struct swf_reader {
+    ck_epoch_record_t rec; /* first: recycled records come back as ck_epoch_record_t * */
+    struct swf_registry *r;
+    int held;     /* an activation or deactivation walk is using it across sections */
+    int detached; /* its binding was evicted while it was in use */
+    struct swf_reader *next_all;
+};
+
+CK_LIST_HEAD(swf_node_list, swf_node);
+
+struct swf_registry {
+    struct swf_tls_owner owner; /* per-thread readers */
+    struct swf_cache *cache;
+    swf_init_fn *init;
+    void *init_arg;
+    size_t reserve;
+    size_t section_bound;
+
+    pthread_mutex_t writer; /* list mutations and the active flag */
+    struct swf_node_list members;
+    uint32_t x_active;
+    uint64_t x_members;
+
+    pthread_mutex_t activation; /* activate and deactivate */
+    int complete;               /* the current activation finished its sweep */
+
+    ck_epoch_t epoch;
+    pthread_mutex_t reclaim; /* wrec is single-producer: ck_epoch_call, poll, barrier */
+    ck_epoch_record_t wrec;
+    struct swf_node *ready;     /* under reclaim: grace over, no pins */
+    struct swf_node *x_orphans; /* lock-free stack: released by the last unpin */
+
+    pthread_mutex_t records_lock;
+    struct swf_reader *records; /* every reader record ever made, for destroy */
+
+    uint64_t x_activations, x_deactivations, x_assigned_by_add, x_assigned_by_sweep;
+    uint64_t x_lost_races, x_unpublished, x_released, x_pending_release;
+    uint64_t x_longest_section, x_sections, x_cursor_restarts;
+};
+
+static ck_epoch_entry_t *node_entry(struct swf_node *n)
+{
+    return (ck_epoch_entry_t *)(void *)n->epoch_entry;
+}
+
+/* ---- readers -------------------------------------------------------------------------------- */
+
+/* The thread's binding for r is being given back (thread exit, or another owner needs the TLS
+ * way). A record in use must stay registered until its user is done with it. */
+static void reader_release(struct swf_tls_owner *o, void *state)
+{
+    (void)o;
+    struct swf_reader *rd = state;
+    if (rd->rec.active == 0 && rd->held == 0)
+        ck_epoch_unregister(&rd->rec);
+    else
+        rd->detached = 1;
+}
+
+static void reader_done_with(struct swf_reader *rd)
+{
+    if (rd->detached && rd->rec.active == 0 && rd->held == 0) {
+        rd->detached = 0;
+        ck_epoch_unregister(&rd->rec);
+    }
+}
+
+static struct swf_reader *reader_get(struct swf_registry *r)
+{
+    struct swf_reader *rd = swf_tls_get(&r->owner);
+    if (SWF_LIKELY(rd != NULL))
+        return rd;
+    ck_epoch_record_t *rec = ck_epoch_recycle(&r->epoch, r);
+    if (rec != NULL) {
+        rd = (struct swf_reader *)(void *)rec;
+    } else {
+        if (posix_memalign((void **)&rd, 64, sizeof(*rd)) != 0)
+            return NULL;
+        memset(rd, 0, sizeof(*rd));
+        ck_epoch_register(&r->epoch, &rd->rec, r);
+        pthread_mutex_lock(&r->records_lock);
+        rd->next_all = r->records;
+        r->records = rd;
+        pthread_mutex_unlock(&r->records_lock);
+    }
+    rd->r = r;
+    rd->held = 0;
+    rd->detached = 0;
+    swf_tls_bind(&r->owner, rd);
+    return rd;
+}
+
+static void reader_enter(struct swf_reader *rd)
+{
+    ck_epoch_begin(&rd->rec, NULL);
+}
+
+static void reader_leave(struct swf_reader *rd)
+{
+    swf_tsan_release(&rd->r->epoch); /* tsan.h: pairs with acquires after grace periods */
+    ck_epoch_end(&rd->rec, NULL);
+    reader_done_with(rd);
+}
+
+struct swf_reader *swf_registry_read_lock(struct swf_registry *r)
+{
+    if (r == NULL) {
+        errno = EINVAL;
+        return NULL;
+    }
+    struct swf_reader *rd = reader_get(r);
+    if (rd == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    reader_enter(rd);
+    return rd;
+}
+
+void swf_registry_read_unlock(struct swf_reader *rd)
+{
+    if (rd != NULL)
+        reader_leave(rd);
+}
+
+/* CK_LIST publishes with a fence and a volatile store, which TSan does not model: add
+ * releases on the node before linking it, and every walk acquires on each node it reaches. */
+static struct swf_node *visible(struct swf_node *n)
+{
+    if (n != NULL)
+        swf_tsan_acquire(n);
+    return n;
+}
+
+struct swf_node *swf_registry_first(struct swf_registry *r)
+{
+    return r ? visible(CK_LIST_FIRST(&r->members)) : NULL;
+}
+
+struct swf_node *swf_registry_next(struct swf_registry *r, struct swf_node *n)
+{
+    (void)r;
+    return n ? visible(CK_LIST_NEXT(n, link)) : NULL;
+}
+
+/* ---- reclamation ------------------------------------------------------------------------------
+ */
+
+static void orphan_push(struct swf_registry *r, struct swf_node *n)
+{
+    void *head = swf_load_relaxed_ptr((void **)&r->x_orphans);
+    do
+        swf_store_relaxed_ptr((void **)&n->x_orphan_next, head);
+    while (!swf_cas_release_ptr((void **)&r->x_orphans, &head, n));
+}
+
+/* Runs inside ck_epoch_poll/barrier on wrec, under `reclaim`. */
+static void node_grace_over(ck_epoch_entry_t *e)
+{
+    struct swf_node *n = SWF_CONTAINER_OF(e, struct swf_node, epoch_entry);
+    struct swf_registry *r = n->registry;
+    swf_tsan_acquire(&r->epoch);
+    uint32_t ref = swf_load_acquire_32(&n->x_ref);
+    for (;;) {
+        if (ref == 0) {
+            n->x_orphan_next = r->ready;
+            r->ready = n;
+            return;
+        }
+        /* Pinned by a sweep's cursor: its last unpin finishes the job. */
+        if (swf_cas_acq_rel_32(&n->x_ref, &ref, ref | REF_PENDING))
+            return;
+    }
+}
+
+static void finalise(struct swf_registry *r, struct swf_node *n)
+{
+    void *obj = swf_slot_take(&n->slot);
+    if (obj != NULL)
+        swf_cache_free(r->cache, obj);
+    void (*release)(struct swf_node *) = n->release;
+    swf_store_relaxed_32(&n->x_ref, 0);
+    n->registry = NULL;
+    n->release = NULL;
+    swf_store_release_32(&n->x_state, NODE_UNLINKED);
+    swf_fetch_add_relaxed_64(&r->x_released, 1);
+    swf_fetch_sub_relaxed_64(&r->x_pending_release, 1);
+    if (release != NULL)
+        release(n);
+}
+
+/* Finalise everything found ready: called outside any section and outside `reclaim`. */
+static void finalise_ready(struct swf_registry *r)
+{
+    pthread_mutex_lock(&r->reclaim);
+    struct swf_node *n = r->ready;
+    r->ready = NULL;
+    pthread_mutex_unlock(&r->reclaim);
+    while (n != NULL) {
+        struct swf_node *next = n->x_orphan_next;
+        finalise(r, n);
+        n = next;
+    }
+    if (swf_load_relaxed_ptr((void **)&r->x_orphans) == NULL)
+        return;
+    n = swf_exchange_acquire_ptr((void **)&r->x_orphans, NULL);
+    while (n != NULL) {
+        struct swf_node *next = swf_load_relaxed_ptr((void **)&n->x_orphan_next);
+        finalise(r, n);
+        n = next;
+    }
+}
+
+/* Wait for a grace period on wrec and run every callback queued on it. */
+static void barrier(struct swf_registry *r)
+{
+    pthread_mutex_lock(&r->reclaim);
+    ck_epoch_barrier(&r->wrec);
+    swf_tsan_acquire(&r->epoch);
+    pthread_mutex_unlock(&r->reclaim);
+}
+
+int swf_registry_synchronize(struct swf_registry *r)
+{
+    SWF_CHECK_ARG(r == NULL, EINVAL);
+    barrier(r);
+    finalise_ready(r);
+    return 0;
+}
+
+/* ---- the list, as a sweep sees it -------------------------------------------------------------
+ */
+
+static void *ops_first(void *list)
+{
+    return swf_registry_first(list);
+}
+
+static void *ops_next(void *list, void *n)
+{
+    return swf_registry_next(list, n);
+}
+
+static void ops_pin(void *list, void *n)
+{
+    (void)list;
+    swf_fetch_add_acq_rel_32(&((struct swf_node *)n)->x_ref, 1);
+}
+
+static void ops_unpin(void *list, void *node)
+{
+    struct swf_node *n = node;
+    if (swf_fetch_sub_acq_rel_32(&n->x_ref, 1) == (REF_PENDING | 1))
+        orphan_push(list, n); /* its grace period ended while we held it */
+}
+
+static bool ops_linked(void *list, void *n)
+{
+    (void)list;
+    return swf_load_acquire_32(&((struct swf_node *)n)->x_state) == NODE_LINKED;
+}
+
+static const struct swf_list_ops registry_ops = {ops_first, ops_next, ops_pin, ops_unpin,
+                                                 ops_linked};
+
+static void guard_enter(void *rd)
+{
+    reader_enter(rd);
+}
+
+static void guard_leave(void *rd)
+{
+    reader_leave(rd);
+}
+
+/* ---- add and del ------------------------------------------------------------------------------
+ */
+
+/* An object for a new member of an active registry: NOWAIT first, WAIT if need be. */
+static void *object_for(struct swf_registry *r, struct swf_node *n)
+{
+    void *obj = swf_cache_alloc(r->cache, SWF_NOWAIT);
+    if (obj == NULL)
+        obj = swf_cache_alloc(r->cache, SWF_WAIT);
+    if (obj != NULL)
+        r->init(obj, n, r->init_arg);
+    return obj;
+}
+
+int swf_registry_add(struct swf_registry *r, struct swf_node *n)
+{
+    SWF_CHECK_ARG(r == NULL || n == NULL, EINVAL);
+    int err = 0;
+    pthread_mutex_lock(&r->writer);
+    uint32_t state = swf_load_acquire_32(&n->x_state);
+    if (state == NODE_LINKED)
+        err = EEXIST;
+    else if (state == NODE_DELETED)
+        err = EBUSY;
+    void *obj = NULL;
+    if (err == 0 && swf_load_relaxed_32(&r->x_active)) {
+        obj = object_for(r, n);
+        if (obj == NULL)
+            err = ENOMEM;
+    }
+    if (err == 0) {
+        n->registry = r;
+        n->release = NULL;
+        swf_store_relaxed_32(&n->x_ref, 0);
+        if (obj != NULL) {
+            /* Before the member is reachable: readers and the sweep see it filled. */
+            swf_slot_publish(&n->slot, obj);
+            swf_fetch_add_relaxed_64(&r->x_assigned_by_add, 1);
+        }
+        swf_store_release_32(&n->x_state, NODE_LINKED);
+        swf_tsan_release(n); /* see visible() */
+        CK_LIST_INSERT_HEAD(&r->members, n, link);
+        swf_fetch_add_relaxed_64(&r->x_members, 1);
+    }
+    pthread_mutex_unlock(&r->writer);
+    return err;
+}
+
+int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)(struct swf_node *))
+{
+    SWF_CHECK_ARG(r == NULL || n == NULL, EINVAL);
+    pthread_mutex_lock(&r->writer);
+    /* The state first: n->registry is ours to read only while n is linked (set under writer). */
+    if (swf_load_acquire_32(&n->x_state) != NODE_LINKED || n->registry != r) {
+        pthread_mutex_unlock(&r->writer);
+        return ENOENT;
+    }
+    CK_LIST_REMOVE(n, link);
+    n->release = release;
+    swf_store_release_32(&n->x_state, NODE_DELETED);
+    swf_fetch_sub_relaxed_64(&r->x_members, 1);
+    pthread_mutex_unlock(&r->writer);
+
+    pthread_mutex_lock(&r->reclaim);
+    swf_fetch_add_relaxed_64(&r->x_pending_release, 1);
+    ck_epoch_call(&r->wrec, node_entry(n), node_grace_over);
+    ck_epoch_poll(&r->wrec); /* non-blocking: runs the callbacks whose grace period is over */
+    pthread_mutex_unlock(&r->reclaim);
+    finalise_ready(r);
+    return 0;
+}
+
+/* ---- activate and deactivate ------------------------------------------------------------------
+ */
+
+static void set_active(struct swf_registry *r, uint32_t on)
+{
+    pthread_mutex_lock(&r->writer);
+    swf_store_relaxed_32(&r->x_active, on);
+    pthread_mutex_unlock(&r->writer);
+}
+
+static void record_sweep(struct swf_registry *r, const struct swf_sweep_stats *st)
+{
+    swf_fetch_add_relaxed_64(&r->x_assigned_by_sweep, st->assigned);
+    swf_fetch_add_relaxed_64(&r->x_lost_races, st->lost_races);
+    swf_fetch_add_relaxed_64(&r->x_sections, st->sections);
+    swf_fetch_add_relaxed_64(&r->x_cursor_restarts, st->restarts);
+    if (st->longest_section > swf_load_relaxed_64(&r->x_longest_section))
+        swf_store_relaxed_64(&r->x_longest_section, st->longest_section);
+}
+
+int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
+{
+    SWF_CHECK_ARG(r == NULL, EINVAL);
+    pthread_mutex_lock(&r->activation);
+    if (swf_load_relaxed_32(&r->x_active) && r->complete) {
+        pthread_mutex_unlock(&r->activation);
+        return EALREADY;
+    }
+    set_active(r, 1);
+    struct swf_reader *rd = reader_get(r);
+    int err = ENOMEM;
+    struct swf_sweep_stats st;
+    memset(&st, 0, sizeof(st));
+    if (rd != NULL) {
+        struct swf_sweep_config cfg;
+        swf_sweep_config_init(&cfg);
+        cfg.list = (struct swf_list){&registry_ops, r, offsetof(struct swf_node, slot)};
+        cfg.cache = r->cache;
+        cfg.reserve = r->reserve;
+        cfg.init = r->init;
+        cfg.init_arg = r->init_arg;
+        cfg.guard = (struct swf_guard){guard_enter, guard_leave, rd, 0};
+        cfg.section_bound = r->section_bound;
+        cfg.publish = SWF_PUBLISH_CAS;
+        cfg.algo = SWF_RESUME;
+        rd->held++;
+        err = swf_sweep(&cfg, &st);
+        rd->held--;
+        reader_done_with(rd);
+        record_sweep(r, &st);
+    }
+    r->complete = err == 0;
+    if (err == 0)
+        swf_fetch_add_relaxed_64(&r->x_activations, 1);
+    pthread_mutex_unlock(&r->activation);
+    finalise_ready(r);
+    if (stats != NULL)
+        *stats = st;
+    return err;
+}
+
+/* Hand a batch of taken objects to the cache, to be freed after a grace period on wrec. */
+static void retire(struct swf_registry *r, void **objs, size_t *n, int *err)
+{
+    if (*n == 0)
+        return;
+    pthread_mutex_lock(&r->reclaim);
+    if (swf_cache_free_deferred(r->cache, &r->wrec, objs, *n) != 0) {
+        /* No magazine to queue them in: wait for the grace period here instead. */
+        ck_epoch_synchronize(&r->wrec);
+        swf_tsan_acquire(&r->epoch);
+        for (size_t i = 0; i < *n; i++)
+            swf_cache_free(r->cache, objs[i]);
+        *err = ENOMEM;
+    }
+    pthread_mutex_unlock(&r->reclaim);
+    swf_fetch_add_relaxed_64(&r->x_unpublished, *n);
+    *n = 0;
+}
+
+/* Take every slot back, in bounded sections with a pinned cursor, as the sweep walks. */
+static int unpublish_all(struct swf_registry *r, struct swf_reader *rd)
+{
+    enum { BATCH = 4 * SWF_CACHE_MAGAZINE };
+    void *objs[BATCH];
+    size_t n = 0, section = 0;
+    int err = 0;
+    rd->held++;
+    reader_enter(rd);
+    struct swf_node *node = swf_registry_first(r);
+    while (node != NULL) {
+        void *obj = swf_slot_take(&node->slot);
+        if (obj != NULL)
+            objs[n++] = obj;
+        section++;
+        bool bound_hit = r->section_bound != 0 && section >= r->section_bound;
+        if (n < BATCH && !bound_hit) {
+            node = swf_registry_next(r, node);
+            continue;
+        }
+        /* Leave the section to hand the batch over (that takes a mutex) or to bound it. */
+        ops_pin(r, node);
+        reader_leave(rd);
+        retire(r, objs, &n, &err);
+        reader_enter(rd);
+        section = 0;
+        struct swf_node *next =
+            ops_linked(r, node) ? swf_registry_next(r, node) : swf_registry_first(r);
+        ops_unpin(r, node);
+        node = next;
+    }
+    reader_leave(rd);
+    retire(r, objs, &n, &err);
+    rd->held--;
+    reader_done_with(rd);
+    return err;
+}
+
+int swf_registry_deactivate(struct swf_registry *r)
+{
+    SWF_CHECK_ARG(r == NULL, EINVAL);
+    pthread_mutex_lock(&r->activation);
+    if (!swf_load_relaxed_32(&r->x_active)) {
+        pthread_mutex_unlock(&r->activation);
+        return EALREADY;
+    }
+    /* After this no add assigns; every add that did published before we took the mutex. */
+    set_active(r, 0);
+    r->complete = 0;
+    struct swf_reader *rd = reader_get(r);
+    int err = rd ? unpublish_all(r, rd) : ENOMEM;
+    barrier(r); /* the grace period after which the retired objects are free */
+    swf_fetch_add_relaxed_64(&r->x_deactivations, 1);
+    pthread_mutex_unlock(&r->activation);
+    finalise_ready(r);
+    return err;
+}
+
+/* ---- create, destroy, stats -------------------------------------------------------------------
+ */
+
+int swf_registry_create(const struct swf_registry_config *cfg, struct swf_registry **out)
+{
+    SWF_CHECK_ARG(cfg == NULL || out == NULL || cfg->cache == NULL || cfg->init == NULL, EINVAL);
+    SWF_CHECK_ARG(cfg->reserve == 0 || cfg->reserve > SWF_SWEEP_RESERVE_MAX, EINVAL);
+    struct swf_registry *r;
+    if (posix_memalign((void **)&r, 64, sizeof(*r)) != 0)
+        return ENOMEM;
+    memset(r, 0, sizeof(*r));
+    r->cache = cfg->cache;
+    r->init = cfg->init;
+    r->init_arg = cfg->init_arg;
+    r->reserve = cfg->reserve;
+    r->section_bound = cfg->section_bound;
+    r->owner.release = reader_release;
+    CK_LIST_INIT(&r->members);
+    pthread_mutex_init(&r->writer, NULL);
+    pthread_mutex_init(&r->activation, NULL);
+    pthread_mutex_init(&r->reclaim, NULL);
+    pthread_mutex_init(&r->records_lock, NULL);
+    ck_epoch_init(&r->epoch);
+    ck_epoch_register(&r->epoch, &r->wrec, NULL);
+    int err = swf_tls_owner_register(&r->owner);
+    if (err != 0) {
+        free(r);
+        return err;
+    }
+    *out = r;
+    return 0;
+}
+
+int swf_registry_destroy(struct swf_registry *r)
+{
+    SWF_CHECK_ARG(r == NULL, EINVAL);
+    if (swf_load_relaxed_32(&r->x_active) || swf_load_relaxed_64(&r->x_members) != 0)
+        return EBUSY;
+    swf_registry_synchronize(r);
+    swf_tls_owner_unregister(&r->owner);
+    for (struct swf_reader *rd = r->records, *next; rd != NULL; rd = next) {
+        next = rd->next_all;
+        free(rd);
+    }
+    pthread_mutex_destroy(&r->writer);
+    pthread_mutex_destroy(&r->activation);
+    pthread_mutex_destroy(&r->reclaim);
+    pthread_mutex_destroy(&r->records_lock);
+    free(r);
+    return 0;
+}
+
+int swf_registry_stats(struct swf_registry *r, struct swf_registry_stats *out)
+{
+    SWF_CHECK_ARG(r == NULL || out == NULL, EINVAL);
+    struct swf_registry_stats s;
+    memset(&s, 0, sizeof(s));
+    s.members = swf_load_relaxed_64(&r->x_members);
+    s.active = swf_load_relaxed_32(&r->x_active);
+    s.activations = swf_load_relaxed_64(&r->x_activations);
+    s.deactivations = swf_load_relaxed_64(&r->x_deactivations);
+    s.assigned_by_add = swf_load_relaxed_64(&r->x_assigned_by_add);
+    s.assigned_by_sweep = swf_load_relaxed_64(&r->x_assigned_by_sweep);
+    s.lost_races = swf_load_relaxed_64(&r->x_lost_races);
+    s.unpublished = swf_load_relaxed_64(&r->x_unpublished);
+    s.released = swf_load_relaxed_64(&r->x_released);
+    s.pending_release = swf_load_relaxed_64(&r->x_pending_release);
+    s.longest_section = swf_load_relaxed_64(&r->x_longest_section);
+    s.sections = swf_load_relaxed_64(&r->x_sections);
+    s.cursor_restarts = swf_load_relaxed_64(&r->x_cursor_restarts);
+    *out = s;
+    return 0;
+}
