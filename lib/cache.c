@@ -703,7 +703,7 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
 int swf_cache_quiesce(struct swf_cache *c, ck_epoch_record_t *rec)
 {
     SWF_CHECK_ARG(c == NULL || rec == NULL, EINVAL);
-    ck_epoch_barrier(rec);
+    ck_epoch_barrier_wait(rec, swf_epoch_wait_yield, NULL);
     return 0;
 }
 

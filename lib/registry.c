@@ -260,7 +260,7 @@ static void finalise_ready(struct swf_registry *r)
 static void barrier(struct swf_registry *r)
 {
     pthread_mutex_lock(&r->reclaim);
-    ck_epoch_barrier(&r->wrec);
+    ck_epoch_barrier_wait(&r->wrec, swf_epoch_wait_yield, NULL);
     swf_tsan_acquire(&r->epoch);
     pthread_mutex_unlock(&r->reclaim);
 }
@@ -419,6 +419,10 @@ int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
         return EALREADY;
     }
     set_active(r, 1);
+    /* Prepare one object per member now, outside any section, in as few mappings as possible:
+     * then the sweep's NOWAIT allocations succeed and its reserve stays a fallback. Best
+     * effort: if memory is short the sweep finds out and reports ENOMEM. */
+    (void)swf_cache_grow(r->cache, (size_t)swf_load_relaxed_64(&r->x_members) + r->reserve);
     struct swf_reader *rd = reader_get(r);
     int err = ENOMEM;
     struct swf_sweep_stats st;
@@ -459,7 +463,7 @@ static void retire(struct swf_registry *r, void **objs, size_t *n, int *err)
     pthread_mutex_lock(&r->reclaim);
     if (swf_cache_free_deferred(r->cache, &r->wrec, objs, *n) != 0) {
         /* No magazine to queue them in: wait for the grace period here instead. */
-        ck_epoch_synchronize(&r->wrec);
+        ck_epoch_synchronize_wait(&r->epoch, swf_epoch_wait_yield, NULL);
         swf_tsan_acquire(&r->epoch);
         for (size_t i = 0; i < *n; i++)
             swf_cache_free(r->cache, objs[i]);

@@ -54,6 +54,15 @@ static inline bool swf_mul_overflows(size_t a, size_t b, size_t *out)
     return __builtin_mul_overflow(a, b, out);
 }
 
+struct ck_epoch;
+struct ck_epoch_record;
+/*
+ * The wait callback for ck_epoch_synchronize_wait / ck_epoch_barrier_wait: a grace period can
+ * take as long as the slowest preempted reader, so the waiting thread gives its CPU to the
+ * readers it waits for instead of spinning (lib/epoch_wait.c).
+ */
+void swf_epoch_wait_yield(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *arg);
+
 /* A 64-bit mixer (SplitMix64's finaliser): the failure injection's deterministic random source. */
 static inline uint64_t swf_mix64(uint64_t x)
 {

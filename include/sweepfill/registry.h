@@ -6,7 +6,8 @@
  * CK_LIST with a writer mutex for add and del, and ck_epoch read-side sections for readers, with
  * the epoch records of reading threads managed for them. A registry is *active* or not:
  *
- *   activate     switch on, then sweep (RESUME, CAS publication, bounded sections): when it
+ *   activate     switch on, make one object per member ready (swf_cache_grow, outside any
+ *                section), then sweep (RESUME, CAS publication, bounded sections): when it
  *                returns 0, every member linked at that moment has an object in its slot,
  *                including members added while it ran.
  *   add          link a member; while active, also give it an object (allocated first, so a
