@@ -46,14 +46,6 @@ struct worker {
     int nheld;
 };
 
-static uint64_t next_rand(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 static uint64_t cookie_of(uint64_t owner, uint64_t serial)
 {
     return (owner * 0x9e3779b97f4a7c15ull) ^ (serial + 0x632be59bd9b4e019ull);
@@ -71,7 +63,7 @@ static void checked_free(struct worker *w, struct obj *o)
 
 static void do_alloc(struct worker *w)
 {
-    enum swf_alloc_mode mode = (next_rand(&w->rng) & 7) == 0 ? SWF_WAIT : SWF_NOWAIT;
+    enum swf_alloc_mode mode = (tap_rand(&w->rng) & 7) == 0 ? SWF_WAIT : SWF_NOWAIT;
     struct obj *o = swf_cache_alloc(cache, mode);
     if (o == NULL) {
         w->fails++;
@@ -90,7 +82,7 @@ static void do_alloc(struct worker *w)
 
 static void do_free_or_pass(struct worker *w)
 {
-    uint64_t r = next_rand(&w->rng);
+    uint64_t r = tap_rand(&w->rng);
     int i = (int)(r % (uint64_t)w->nheld);
     struct obj *o = w->held[i];
     w->held[i] = w->held[--w->nheld];
@@ -109,7 +101,7 @@ static void *run(void *arg)
     struct worker *w = arg;
     pthread_barrier_wait(&start);
     for (long n = 0; n < ops_per_thread; n++) {
-        bool alloc = w->nheld == 0 || (w->nheld < HELD && (next_rand(&w->rng) & 1));
+        bool alloc = w->nheld == 0 || (w->nheld < HELD && (tap_rand(&w->rng) & 1));
         if (alloc)
             do_alloc(w);
         else

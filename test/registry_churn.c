@@ -61,19 +61,11 @@ struct churner {
     uint64_t adds, dels, add_errors;
 };
 
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 static void *churn(void *arg)
 {
     struct churner *ch = arg;
     while (!__atomic_load_n(&stop_churn, __ATOMIC_ACQUIRE)) {
-        struct item *it = &ch->items[rnd(&ch->rng) % POOL];
+        struct item *it = &ch->items[tap_rand(&ch->rng) % POOL];
         if (it->linked) {
             if (swf_registry_del(reg, &it->node, on_release) == 0) {
                 it->linked = 0;

@@ -128,14 +128,6 @@ struct writer_state {
     uint64_t added, removed, reclaimed, objects_freed;
 };
 
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 static void add_member(struct writer_state *w)
 {
     /* The fields other threads read are written atomically: CK_LIST's publication (a fence and a
@@ -147,8 +139,8 @@ static void add_member(struct writer_state *w)
     __atomic_store_n(&t->added_at, __atomic_add_fetch(&clock_now, 1, __ATOMIC_ACQ_REL),
                      __ATOMIC_RELAXED);
     swf_tsan_release(&t->m); /* the insert publishes it: see visible() */
-    if (w->nlinked > 0 && (rnd(&w->rng) & 1)) {
-        struct tracked *after = w->linked[rnd(&w->rng) % w->nlinked];
+    if (w->nlinked > 0 && (tap_rand(&w->rng) & 1)) {
+        struct tracked *after = w->linked[tap_rand(&w->rng) % w->nlinked];
         CK_LIST_INSERT_AFTER(&after->m, &t->m, link);
     } else {
         CK_LIST_INSERT_HEAD(&live, &t->m, link);
@@ -203,10 +195,10 @@ static void *writer(void *arg)
     ck_epoch_register(&epoch, &w->rec, NULL);
     while (!__atomic_load_n(&stop_writer, __ATOMIC_ACQUIRE)) {
         for (int k = 0; k < 64; k++) {
-            if (w->nlinked < INITIAL_MEMBERS / 2 || (rnd(&w->rng) & 1))
+            if (w->nlinked < INITIAL_MEMBERS / 2 || (tap_rand(&w->rng) & 1))
                 add_member(w);
             else
-                remove_member(w, rnd(&w->rng) % w->nlinked);
+                remove_member(w, tap_rand(&w->rng) % w->nlinked);
         }
         reclaim(w);
     }

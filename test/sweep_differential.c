@@ -53,14 +53,6 @@ SWF_SWEEP_DEFINE(typed_sweep_nested, mn, payload_init)
 
 static char sentinel[64];
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 struct trial {
     size_t n;
     unsigned int preset_pct;
@@ -110,7 +102,7 @@ static long run_algo(const struct trial *t, enum swf_algo algo, char *why, size_
     uint64_t rng = t->seed | 1;
     size_t preset = 0;
     for (size_t i = 0; i < t->n; i++)
-        if (rng_next(&rng) % 100 < t->preset_pct) {
+        if (tap_rand(&rng) % 100 < t->preset_pct) {
             pop.m[i].slot = sentinel;
             preset++;
         }
@@ -186,11 +178,11 @@ int main(void)
     int disagreements = 0, broken = 0;
     for (int i = 0; i < TRIALS; i++) {
         struct trial t;
-        uint64_t r = rng_next(&rng);
+        uint64_t r = tap_rand(&rng);
         t.n = (r % 4 == 0) ? r % 40 : (r >> 8) % (MAX_N + 1);
         t.preset_pct = presets[(r >> 24) % 6];
         t.fail_pct = fails[(r >> 28) % 6];
-        t.seed = rng_next(&rng);
+        t.seed = tap_rand(&rng);
         t.adapter = (enum adapter)((r >> 32) % AD_COUNT);
         t.publish = (r >> 40) & 1 ? SWF_PUBLISH_CAS : SWF_PUBLISH_STORE;
         t.bound = (r >> 41) % 3 == 0 ? 0 : 1 + (r >> 44) % 100;

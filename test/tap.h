@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -75,6 +76,15 @@ __attribute__((format(printf, 1, 2))) static inline void skip(const char *fmt, .
             exit(2);                                                      \
         }                                                                 \
     } while (0)
+
+/* xorshift64: the tests' deterministic random source (state must start non-zero). */
+static inline uint64_t tap_rand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
 
 static inline int tap_done(void)
 {

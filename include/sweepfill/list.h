@@ -209,48 +209,49 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
         return NEXT((struct member_type *)m, link_field);                         \
     }
 
+/* An adapter for one ck_queue flavour, without and with pins. */
+#define SWF_LIST_CK_ADAPTER_(name, head_type, member_type, link_field, slot_field, FIRST, NEXT) \
+    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, FIRST, NEXT)                   \
+    SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                                               \
+    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
+
+#define SWF_LIST_CK_ADAPTER_PINNED_(name, head_type, member_type, link_field, slot_field, FIRST, \
+                                    NEXT, pin_fn, unpin_fn, linked_fn)                           \
+    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, FIRST, NEXT)                    \
+    SWF_LIST_PIN_FNS_(name, member_type, pin_fn, unpin_fn, linked_fn)                            \
+    SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);                         \
+    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
+
 /*
  * SWF_LIST_CK_LIST(name, head_type, member_type, link_field, slot_field)
  * For `CK_LIST_HEAD(head_type, member_type)` lists whose members link through
  * `CK_LIST_ENTRY(member_type) link_field` and hold `void *slot_field`. Cannot pin: a sweep over
  * it restarts from the head when it must leave its section (RESTART behaviour).
+ * SWF_LIST_CK_LIST_PINNED(..., pin_fn, unpin_fn, linked_fn) adds your pin functions (see the top
+ * comment for what they must guarantee). SWF_LIST_CK_SLIST* and SWF_LIST_CK_STAILQ* are the same
+ * for CK_SLIST and CK_STAILQ.
  */
 #define SWF_LIST_CK_LIST(name, head_type, member_type, link_field, slot_field)                \
-    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, CK_LIST_FIRST, CK_LIST_NEXT) \
-    SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                                             \
-    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
-
-/* The same, with pin functions of yours (see the top comment for what they must guarantee). */
+    SWF_LIST_CK_ADAPTER_(name, head_type, member_type, link_field, slot_field, CK_LIST_FIRST, \
+                         CK_LIST_NEXT)
 #define SWF_LIST_CK_LIST_PINNED(name, head_type, member_type, link_field, slot_field, pin_fn, \
                                 unpin_fn, linked_fn)                                          \
-    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, CK_LIST_FIRST, CK_LIST_NEXT) \
-    SWF_LIST_PIN_FNS_(name, member_type, pin_fn, unpin_fn, linked_fn)                         \
-    SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);                      \
-    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
-
-#define SWF_LIST_CK_SLIST(name, head_type, member_type, link_field, slot_field)                 \
-    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, CK_SLIST_FIRST, CK_SLIST_NEXT) \
-    SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                                               \
-    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
-
-#define SWF_LIST_CK_SLIST_PINNED(name, head_type, member_type, link_field, slot_field, pin_fn,  \
-                                 unpin_fn, linked_fn)                                           \
-    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, CK_SLIST_FIRST, CK_SLIST_NEXT) \
-    SWF_LIST_PIN_FNS_(name, member_type, pin_fn, unpin_fn, linked_fn)                           \
-    SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);                        \
-    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
-
-#define SWF_LIST_CK_STAILQ(name, head_type, member_type, link_field, slot_field)                  \
-    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, CK_STAILQ_FIRST, CK_STAILQ_NEXT) \
-    SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                                                 \
-    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
-
-#define SWF_LIST_CK_STAILQ_PINNED(name, head_type, member_type, link_field, slot_field, pin_fn,   \
-                                  unpin_fn, linked_fn)                                            \
-    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, CK_STAILQ_FIRST, CK_STAILQ_NEXT) \
-    SWF_LIST_PIN_FNS_(name, member_type, pin_fn, unpin_fn, linked_fn)                             \
-    SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);                          \
-    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
+    SWF_LIST_CK_ADAPTER_PINNED_(name, head_type, member_type, link_field, slot_field,         \
+                                CK_LIST_FIRST, CK_LIST_NEXT, pin_fn, unpin_fn, linked_fn)
+#define SWF_LIST_CK_SLIST(name, head_type, member_type, link_field, slot_field)                \
+    SWF_LIST_CK_ADAPTER_(name, head_type, member_type, link_field, slot_field, CK_SLIST_FIRST, \
+                         CK_SLIST_NEXT)
+#define SWF_LIST_CK_SLIST_PINNED(name, head_type, member_type, link_field, slot_field, pin_fn, \
+                                 unpin_fn, linked_fn)                                          \
+    SWF_LIST_CK_ADAPTER_PINNED_(name, head_type, member_type, link_field, slot_field,          \
+                                CK_SLIST_FIRST, CK_SLIST_NEXT, pin_fn, unpin_fn, linked_fn)
+#define SWF_LIST_CK_STAILQ(name, head_type, member_type, link_field, slot_field)                \
+    SWF_LIST_CK_ADAPTER_(name, head_type, member_type, link_field, slot_field, CK_STAILQ_FIRST, \
+                         CK_STAILQ_NEXT)
+#define SWF_LIST_CK_STAILQ_PINNED(name, head_type, member_type, link_field, slot_field, pin_fn, \
+                                  unpin_fn, linked_fn)                                          \
+    SWF_LIST_CK_ADAPTER_PINNED_(name, head_type, member_type, link_field, slot_field,           \
+                                CK_STAILQ_FIRST, CK_STAILQ_NEXT, pin_fn, unpin_fn, linked_fn)
 
 /*
  * SWF_LIST_NESTED_CK_LIST(name, outer_head_type, outer_type, outer_link, inner_head_field,
