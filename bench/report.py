@@ -135,14 +135,15 @@ def _tick_label(v):
     return f"1e{round(math.log10(v))}"
 
 
-def svg_loglog(series, xlabel, ylabel, title=None, width=720, height=460):
+def svg_loglog(series, xlabel, ylabel, title=None, width=720, height=460, legend_outside=False):
     """A log-log line plot as an SVG document (a string).
 
     series: a list of dicts {"name": str, "points": [(x, y), ...], "dashed": bool (optional),
-    "color": str (optional)}; points with x <= 0 or y <= 0 cannot be drawn and are left out.
-    The axes span whole decades around the data, with a grid line at each decade and light ones
-    at 2..9 times it; the legend lists the series in order, in the corner of the plot where it
-    hides the least of the lines.
+    "color": str (optional), "open": x values whose markers are drawn open (optional)}; points
+    with x <= 0 or y <= 0 cannot be drawn and are left out. The axes span whole decades around
+    the data, with a grid line at each decade and light ones at 2..9 times it; the legend lists
+    the series in order, in the corner of the plot where it hides the least of the lines, or,
+    with legend_outside, to the right of the plot (the picture grows wider by the legend).
     """
     pts = [(x, y) for s in series for x, y in s["points"] if x > 0 and y > 0]
     if not pts:
@@ -158,6 +159,9 @@ def svg_loglog(series, xlabel, ylabel, title=None, width=720, height=460):
 
     left, right, top, bottom = 80, 30, 40 if title else 20, 60
     pw, ph = width - left - right, height - top - bottom
+    legend_w = 28 + 7 * max((len(s["name"]) for s in series), default=0)
+    if legend_outside:
+        width += legend_w + 20
 
     def px(x):
         return left + (math.log10(x) - x0) / (x1 - x0) * pw
@@ -211,11 +215,14 @@ def svg_loglog(series, xlabel, ylabel, title=None, width=720, height=460):
             coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in p)
             out.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" '
                        f'stroke-width="2"{dash}/>')
+        hollow = set(s.get("open", ()))
         for x, y in p:
-            out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" fill="{colour}"/>')
+            fill = f'fill="white" stroke="{colour}" stroke-width="2"' if x in hollow else \
+                f'fill="{colour}"'
+            out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" {fill}/>')
     # legend, in the corner of the plot where it covers the fewest points of the lines
     if series:
-        lw = 28 + 7 * max(len(s["name"]) for s in series)
+        lw = legend_w
         lh = 8 + 18 * len(series)
         samples = []
         for s in series:
@@ -231,7 +238,7 @@ def svg_loglog(series, xlabel, ylabel, title=None, width=720, height=460):
             return sum(1 for x, y in samples
                        if c[0] - 4 <= x <= c[0] + lw + 4 and c[1] - 4 <= y <= c[1] + lh + 4)
 
-        lx0, ly0 = min(corners, key=covered)
+        lx0, ly0 = (left + pw + 20, top) if legend_outside else min(corners, key=covered)
         out.append(f'<rect x="{lx0}" y="{ly0}" width="{lw}" height="{lh}" fill="white" '
                    f'fill-opacity="0.9" stroke="#999999"/>')
         for i, s in enumerate(series):
@@ -591,12 +598,18 @@ _SEED_STYLE = {"BATCH_RESTART": "#d62728", "RESTART": "#ff7f0e", "RESUME": "#1f7
 
 def seed_svg(results):
     """Seconds against N, log-log: a line per algorithm and object size, plus the floor
-    (walk + init + first touch); 64 B lines dashed."""
+    (walk + init + first touch, drawn first so the lines near it stay visible); 64 B lines
+    dashed; estimated points drawn as open circles."""
     series = []
     sizes = sorted({r["size"] for r in results if r["family"] == "seed"}, reverse=True)
     ns = sorted({r["n"] for r in results if r["family"] == "seed"})
     for size in sizes:
         dashed = size < 4096
+        pts = [(n, _floor_total(results, size, n)) for n in ns]
+        pts = [(n, f) for n, f in pts if f]
+        if pts:
+            series.append({"name": f"floor, {_size_text(size)}", "points": pts,
+                           "dashed": dashed, "color": _SEED_STYLE["floor"]})
         for algo in ALGOS:
             pts, est = [], []
             for n in ns:
@@ -608,16 +621,11 @@ def seed_svg(results):
             if pts:
                 name = f"{algo}, {_size_text(size)}"
                 if est:
-                    name += " (" + ", ".join(f"{n // 1000}k" for n in est) + " estimated)"
+                    name += " (open: estimated)"
                 series.append({"name": name, "points": pts, "dashed": dashed,
-                               "color": _SEED_STYLE[algo]})
-        pts = [(n, _floor_total(results, size, n)) for n in ns]
-        pts = [(n, f) for n, f in pts if f]
-        if pts:
-            series.append({"name": f"floor, {_size_text(size)}", "points": pts,
-                           "dashed": dashed, "color": _SEED_STYLE["floor"]})
+                               "color": _SEED_STYLE[algo], "open": est})
     return svg_loglog(series, "members (N)", "seconds (grow + sweep)",
-                      "Filling N empty slots: seconds against N")
+                      "Filling N empty slots: seconds against N", legend_outside=True)
 
 
 # ---- the fault, generic and sections families ---------------------------------------------------
@@ -702,25 +710,24 @@ def sections_markdown(runs):
         g, alone = v.get("activate"), v.get("alone")
         if g is None or g["error"]:
             err = g["error"] if g else "not run"
-            rows.append([str(bound), f"{n:,}", "error: " + err] + ["-"] * 8)
+            rows.append([str(bound), f"{n:,}", "error: " + err] + ["-"] * 7)
             continue
         c = {k: _counter_median(g, k) for k in (
-            "seconds", "ns_per_member", "mean_gp_wait_s", "grace_periods", "sections",
-            "longest_section")}
-        # The longest waits are maxima over the measurements, not medians.
+            "seconds", "ns_per_member", "preemptions", "sections", "longest_section",
+            "max_gp_wait_s")}
+        # The worst of the measurements' longest waits, beside their median.
         for k in ("max_gp_wait_s", "max_gp_wait_cpu_s"):
             vals = [float(r[k]) for r in g["runs"] if k in r]
-            c[k] = max(vals) if vals else None
+            c["worst_" + k] = max(vals) if vals else None
         a = _counter_median(alone, "seconds") if alone and not alone["error"] else None
         rows.append([str(bound) if bound else "0 (unbounded)", f"{n:,}", ms(a),
-                     ms(c["seconds"]), fmt_num(c["ns_per_member"]), ms(c["max_gp_wait_s"]),
-                     ms(c["max_gp_wait_cpu_s"]), ms(c["mean_gp_wait_s"]),
-                     fmt_num(c["grace_periods"]), fmt_count(c["sections"]),
-                     fmt_count(c["longest_section"])])
+                     ms(c["seconds"]), ms(c["max_gp_wait_s"]), ms(c["worst_max_gp_wait_s"]),
+                     ms(c["worst_max_gp_wait_cpu_s"]), fmt_num(c["preemptions"], 2),
+                     fmt_count(c["sections"]), fmt_count(c["longest_section"])])
     return md_table(["section bound", "N", "activate ms, alone", "activate ms, with GP waiter",
-                     "ns/member", "longest GP wait ms", "longest GP wait ms (CPU)",
-                     "mean GP wait ms", "grace periods", "sections",
-                     "longest section (visits)"], rows, "llrrrrrrrrr")
+                     "longest GP wait ms (median of runs)", "longest GP wait ms (worst run)",
+                     "the same, waiter's CPU ms", "preemptions of the sweep",
+                     "sections", "longest section (visits)"], rows, "llrrrrrrrr")
 
 
 # ---- any family ---------------------------------------------------------------------------------

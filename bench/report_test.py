@@ -188,8 +188,12 @@ with tempfile.TemporaryDirectory() as d:
         root = ET.fromstring(report.seed_svg(res))
         lines = root.findall("{http://www.w3.org/2000/svg}polyline")
         texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
-        ok(len(lines) == 4 and "BATCH_RESTART, 64 B (400k estimated)" in texts,
-           "the seed plot has a line per algorithm plus the floor, estimates named")
+        hollow = [c for c in root.iter("{http://www.w3.org/2000/svg}circle")
+                  if c.get("fill") == "white"]
+        ok(len(lines) == 4 and "BATCH_RESTART, 64 B (open: estimated)" in texts
+           and len(hollow) == 1 and float(root.get("width")) > 720,
+           "the seed plot: a line per algorithm plus the floor, the estimate an open marker, "
+           "the legend beside the plot")
     except ET.ParseError as e:
         ok(False, f"the seed plot is well-formed XML ({e})")
     out_md, out_svg = os.path.join(d, "seed.md"), os.path.join(d, "seed.svg")
@@ -208,6 +212,7 @@ with tempfile.TemporaryDirectory() as d:
     for var in ("alone", "activate"):
         fam.append(seed_run(f"sections/{var}/bound:64/n:1000000", 0.1, ns_per_member=100,
                             sections=15625, longest_section=64, max_gp_wait_s=0.0002,
+                            preemptions=2,
                             max_gp_wait_cpu_s=0.0001, mean_gp_wait_s=0.00002,
                             grace_periods=5000))
     fpath = os.path.join(d, "families.json")
@@ -222,8 +227,8 @@ with tempfile.TemporaryDirectory() as d:
     ok("| 10,000 | in order | 3.00 | 3.90 (1.30×) | 4.80 (1.60×) |" in gmd
        and "1.30× (target ≤ 1.05×): MISSED" in gmd, "the generic table and its target line")
     smd = report.sections_markdown(runs)
-    ok("| 64 | 1,000,000 | 100 | 100 | 100 | 0.200 | 0.100 | 0.0200 | 5,000 | 15,625 | 64 |"
-       in smd, "the sections table: activation alone and with a waiter, grace-period waits")
+    ok("| 64 | 1,000,000 | 100 | 100 | 0.200 | 0.200 | 0.100 | 2.0 | 15,625 | 64 |" in smd,
+       "the sections table: activation alone and with a waiter, grace-period waits")
 
 
 print(f"1..{count}")

@@ -12,17 +12,23 @@
  * K = 0, 64, 1024; N = 1,000,000 (--quick: 100,000). Members are 128-byte structs embedding a
  * struct swf_node, added in a shuffled order (each add links at the head); 64-byte objects from a
  * cache grown beforehand, so the sweep never waits for memory. While activate runs on the
- * benchmark thread, a second thread calls swf_registry_synchronize() in a loop - each call waits
+ * benchmark thread, a second thread calls swf_registry_synchronize() repeatedly - each call waits
  * for a grace period, which cannot end while the sweep sits in a section - and records how long
  * each call took. Each iteration: start the synchronizer, activate (manual time), stop it, then,
- * untimed, deactivate (objects unpublished and freed after a grace period).
+ * untimed, deactivate (objects unpublished and freed after a grace period). The synchronizer
+ * sleeps 100 us between calls, as a grace-period thread would, so that it takes a CPU only while
+ * it waits: on 2 cores shared with other work a back-to-back loop would mostly measure the two
+ * threads competing for a core.
  *
- * Counters: seconds (activate), ns_per_member, max_gp_wait_s (the longest synchronize call that
- * overlapped an activation, over all iterations, wall clock), max_gp_wait_cpu_s (the longest in
- * the synchronizer's own CPU time: ck_epoch's wait spins, so this is the wait without the time
- * the thread was preempted - on a shared 2-core machine the wall-clock maximum also holds
- * scheduling delays), mean_gp_wait_s, grace_periods (synchronize calls completed per
- * activation), sections, longest_section (the registry's stat: most visits in one section) and
+ * Counters: seconds (activate), ns_per_member, preemptions (involuntary context switches of the
+ * activating thread during activate: a user-space read-side section can be preempted, and a
+ * grace period then waits for the preempted thread whatever the section bound), max_gp_wait_s
+ * (the longest synchronize call that overlapped an activation, over all iterations, wall
+ * clock), max_gp_wait_cpu_s (the same call's wait in the synchronizer's own CPU time: ck_epoch's
+ * wait spins, so this leaves out the time the synchronizer itself was not running),
+ * mean_gp_wait_s and grace_periods (synchronize calls completed per activation; most of them
+ * complete in the moments after the sweep's last section, so their count and mean say little),
+ * sections, longest_section (the registry's stat: most visits in one section) and
  * cursor_restarts.
  *
  * Own flags: --n=1M (members), --quick (n=100k).
@@ -32,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <sweepfill/cache.h>
 #include <sweepfill/registry.h>
@@ -68,6 +75,7 @@ static uint64_t thread_cpu_ns(void)
 static void *syncer_main(void *arg)
 {
     struct syncer *s = arg;
+    const struct timespec pause = {0, 100000}; /* 100 us between grace periods */
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
         uint64_t t0 = bench_now_ns(), c0 = thread_cpu_ns();
         swf_registry_synchronize(s->r);
@@ -78,8 +86,16 @@ static void *syncer_main(void *arg)
             s->max_cpu_ns = c;
         s->total_ns += t;
         s->calls++;
+        nanosleep(&pause, NULL);
     }
     return NULL;
+}
+
+/* Involuntary context switches of the calling thread so far: preemptions. */
+static long preemptions(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
 }
 
 static void object_init(void *obj, void *member, void *arg)
@@ -139,7 +155,7 @@ static void bm_activate(swfb_state *st)
         }
     }
 
-    double total = 0, calls = 0, waited = 0;
+    double total = 0, calls = 0, waited = 0, preempted = 0;
     uint64_t max_wait = 0, max_cpu = 0;
     int64_t iters = 0;
     struct swf_sweep_stats s;
@@ -150,9 +166,11 @@ static void bm_activate(swfb_state *st)
             msg = "pthread_create failed";
             break;
         }
+        long p0 = preemptions();
         uint64_t t0 = bench_now_ns();
         int err = swf_registry_activate(r, &s);
         uint64_t t1 = bench_now_ns();
+        preempted += (double)(preemptions() - p0);
         if (with_syncer) {
             __atomic_store_n(&sy.stop, 1, __ATOMIC_RELEASE);
             pthread_join(sy.thread, NULL);
@@ -183,6 +201,7 @@ static void bm_activate(swfb_state *st)
         swfb_counter_set(st, "seconds", total / k, SWFB_COUNTER_PLAIN);
         swfb_counter_set(st, "ns_per_member", n ? total / k * 1e9 / (double)n : 0,
                          SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "preemptions", preempted / k, SWFB_COUNTER_PLAIN);
         if (with_syncer) {
             swfb_counter_set(st, "max_gp_wait_s", (double)max_wait * 1e-9, SWFB_COUNTER_PLAIN);
             swfb_counter_set(st, "max_gp_wait_cpu_s", (double)max_cpu * 1e-9, SWFB_COUNTER_PLAIN);
