@@ -6,6 +6,13 @@ Standard library only. Usable as a module (the functions below) and as a command
     bench/report.py alloc bench/out/alloc-*.json [--md OUT.md] [--svg OUT.svg]
         the alloc family: one row per run (allocator, object size, threads, ns per pair) and a
         summary per size and thread count: cache NOWAIT pair against the best malloc pair.
+    bench/report.py seed FILE.json... [--md OUT.md] [--svg OUT.svg]
+        the seed and floor families (bench_seed): the seed table per object size (N, algorithm,
+        passes, visits, seconds, ns/member, x floor), the floors, the speedup of RESUME over
+        BATCH_RESTART per N, the issue's targets as measured, and a log-log plot of seconds
+        against N.
+    bench/report.py fault|generic|sections FILE.json... [--md OUT.md]
+        that family's table and summary lines.
     bench/report.py table FILE.json... [--md OUT.md]
         every run of any family: name, label, time per iteration, iterations, counters.
 
@@ -128,14 +135,15 @@ def _tick_label(v):
     return f"1e{round(math.log10(v))}"
 
 
-def svg_loglog(series, xlabel, ylabel, title=None, width=720, height=460):
+def svg_loglog(series, xlabel, ylabel, title=None, width=720, height=460, legend_outside=False):
     """A log-log line plot as an SVG document (a string).
 
     series: a list of dicts {"name": str, "points": [(x, y), ...], "dashed": bool (optional),
-    "color": str (optional)}; points with x <= 0 or y <= 0 cannot be drawn and are left out.
-    The axes span whole decades around the data, with a grid line at each decade and light ones
-    at 2..9 times it; the legend lists the series in order, in the corner of the plot where it
-    hides the least of the lines.
+    "color": str (optional), "open": x values whose markers are drawn open (optional)}; points
+    with x <= 0 or y <= 0 cannot be drawn and are left out. The axes span whole decades around
+    the data, with a grid line at each decade and light ones at 2..9 times it; the legend lists
+    the series in order, in the corner of the plot where it hides the least of the lines, or,
+    with legend_outside, to the right of the plot (the picture grows wider by the legend).
     """
     pts = [(x, y) for s in series for x, y in s["points"] if x > 0 and y > 0]
     if not pts:
@@ -151,6 +159,9 @@ def svg_loglog(series, xlabel, ylabel, title=None, width=720, height=460):
 
     left, right, top, bottom = 80, 30, 40 if title else 20, 60
     pw, ph = width - left - right, height - top - bottom
+    legend_w = 28 + 7 * max((len(s["name"]) for s in series), default=0)
+    if legend_outside:
+        width += legend_w + 20
 
     def px(x):
         return left + (math.log10(x) - x0) / (x1 - x0) * pw
@@ -204,11 +215,14 @@ def svg_loglog(series, xlabel, ylabel, title=None, width=720, height=460):
             coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in p)
             out.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" '
                        f'stroke-width="2"{dash}/>')
+        hollow = set(s.get("open", ()))
         for x, y in p:
-            out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" fill="{colour}"/>')
+            fill = f'fill="white" stroke="{colour}" stroke-width="2"' if x in hollow else \
+                f'fill="{colour}"'
+            out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" {fill}/>')
     # legend, in the corner of the plot where it covers the fewest points of the lines
     if series:
-        lw = 28 + 7 * max(len(s["name"]) for s in series)
+        lw = legend_w
         lh = 8 + 18 * len(series)
         samples = []
         for s in series:
@@ -224,7 +238,7 @@ def svg_loglog(series, xlabel, ylabel, title=None, width=720, height=460):
             return sum(1 for x, y in samples
                        if c[0] - 4 <= x <= c[0] + lw + 4 and c[1] - 4 <= y <= c[1] + lh + 4)
 
-        lx0, ly0 = min(corners, key=covered)
+        lx0, ly0 = (left + pw + 20, top) if legend_outside else min(corners, key=covered)
         out.append(f'<rect x="{lx0}" y="{ly0}" width="{lw}" height="{lh}" fill="white" '
                    f'fill-opacity="0.9" stroke="#999999"/>')
         for i, s in enumerate(series):
@@ -338,6 +352,384 @@ def alloc_svg(results, threads=1):
                       f"alloc + free pair, {threads} thread{'s' if threads > 1 else ''}")
 
 
+# ---- the seed and floor families --------------------------------------------------------------
+
+_SEED_RE = re.compile(r"^(seed|floor)/(\w+)/(?:size:(\d+)/)?n:(\d+)(?:/.*)?$")
+ALGOS = ["BATCH_RESTART", "RESTART", "RESUME"]
+_ALGO_OF = {"batch_restart": "BATCH_RESTART", "restart": "RESTART", "resume": "RESUME"}
+_SEED_COUNTERS = ("seconds", "grow_s", "sweep_s", "sections_s", "passes", "visits", "estimated",
+                  "estimate_s", "probe_s", "formula_visits")
+
+
+def _counter_median(group, key):
+    vals = [float(r[key]) for r in group["runs"] if key in r]
+    return statistics.median(vals) if vals else None
+
+
+def seed_results(runs):
+    """The seed and floor runs as dicts: family ('seed' or 'floor'), kind (an algorithm name in
+    ALGOS, or the floor: walk, walk_init, first_touch, populate), size (bytes; None for walk),
+    n, seconds (the 'seconds' counter, else the time per iteration), the other counters of
+    _SEED_COUNTERS (None when absent), estimated (bool), label, count (measurements: medians are
+    taken over them), error."""
+    out = []
+    for g in merge_runs(runs):
+        m = _SEED_RE.match(g["name"])
+        if not m:
+            continue
+        family, kind = m.group(1), m.group(2)
+        if family == "seed":
+            kind = _ALGO_OF.get(kind, kind)
+        r = {"family": family, "kind": kind, "size": int(m.group(3)) if m.group(3) else None,
+             "n": int(m.group(4)), "label": g["label"], "count": g["n"], "error": g["error"]}
+        for key in _SEED_COUNTERS:
+            r[key] = _counter_median(g, key)
+        if r["seconds"] is None:
+            t = median_of(g, ns_per_iteration)
+            r["seconds"] = t * 1e-9 if t is not None else None
+        r["estimated"] = bool(r["estimated"]) or g["label"].startswith("ESTIMATED")
+        out.append(r)
+    return out
+
+
+def _find(results, family, kind, size, n):
+    for r in results:
+        if (r["family"], r["kind"], r["n"]) == (family, kind, n) and \
+                (r["size"] == size or r["size"] is None) and not r["error"]:
+            return r
+    return None
+
+
+def _floor_total(results, size, n):
+    """The floor a row is compared with: walk + init of ready objects, plus first touch of the
+    objects' memory (N x size bytes), both measured in the same run. None if either is missing."""
+    wi = _find(results, "floor", "walk_init", size, n)
+    ft = _find(results, "floor", "first_touch", size, n)
+    if wi is None or ft is None or wi["seconds"] is None or ft["seconds"] is None:
+        return None
+    return wi["seconds"] + ft["seconds"]
+
+
+def fmt_count(v):
+    """A count: with thousands separators, without decimals when it is a whole number (the
+    median of an even number of measurements may not be)."""
+    if v is None:
+        return "-"
+    if abs(v - round(v)) < 1e-9:
+        return f"{int(round(v)):,}"
+    return fmt_num(v, 6)
+
+
+def _secs(v, estimated=False):
+    if v is None:
+        return "-"
+    return f"≈ {fmt_num(v)}" if estimated else fmt_num(v)
+
+
+def _ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def _times(v, estimated=False):
+    if v is None:
+        return "-"
+    return f"≈ {fmt_num(v)}×" if estimated else f"{fmt_num(v)}×"
+
+
+def seed_markdown(results, max_seconds=None):
+    """The seed table (one per object size), the floors, the speedups, the targets; Markdown."""
+    sizes = sorted({r["size"] for r in results if r["family"] == "seed"}, reverse=True)
+    ns = sorted({r["n"] for r in results if r["family"] == "seed"})
+    text = ""
+    for size in sizes:
+        text += f"### {_size_text(size)} objects\n\n"
+        rows = []
+        for n in ns:
+            floor = _floor_total(results, size, n)
+            for algo in ALGOS:
+                r = _find(results, "seed", algo, size, n)
+                if r is None:
+                    continue
+                if r["error"]:
+                    rows.append([f"{n:,}", algo, "-", "-", "error: " + r["error"], "-", "-"])
+                    continue
+                est = r["estimated"]
+                rows.append([f"{n:,}", algo + (" (estimated)" if est else ""),
+                             fmt_count(r["passes"]), fmt_count(r["visits"]),
+                             _secs(r["seconds"], est), _secs(_ratio(r["seconds"], n / 1e9), est),
+                             _times(_ratio(r["seconds"], floor), est)])
+                if algo == "RESUME":
+                    rows.append([f"{n:,}", "RESUME: grow only", "-", "-", _secs(r["grow_s"]),
+                                 _secs(_ratio(r["grow_s"], n / 1e9)),
+                                 _times(_ratio(r["grow_s"], floor))])
+                    rows.append([f"{n:,}", "RESUME: in sections", "1", "-",
+                                 _secs(r["sections_s"]), _secs(_ratio(r["sections_s"], n / 1e9)),
+                                 _times(_ratio(r["sections_s"], floor))])
+            if floor is not None:
+                rows.append([f"{n:,}", "floor: walk + init + first touch", "1", f"{n:,}",
+                             _secs(floor), _secs(floor / n * 1e9), "1×"])
+        text += md_table(["N", "algorithm", "passes", "visits", "seconds", "ns/member",
+                          "× floor"], rows, "llrrrrr") + "\n"
+
+        frows = []
+        for n in ns:
+            cells = [f"{n:,}"]
+            for kind in ("walk", "walk_init", "first_touch", "populate"):
+                r = _find(results, "floor", kind, size, n)
+                cells.append("-" if r is None or r["seconds"] is None else
+                             f"{fmt_num(r['seconds'])} s ({fmt_num(r['seconds'] / n * 1e9)} ns)")
+            frows.append(cells)
+        text += f"Floors, {_size_text(size)} objects (seconds, and ns per member):\n\n"
+        text += md_table(["N", "walk", "walk + init", "first touch", "MAP_POPULATE"], frows,
+                         "lrrrr") + "\n"
+
+    text += "Speedup of RESUME over BATCH_RESTART (grow + sweep each):\n\n"
+    for size in sizes:
+        for n in ns:
+            b = _find(results, "seed", "BATCH_RESTART", size, n)
+            r = _find(results, "seed", "RESUME", size, n)
+            if b is None or r is None or not r["seconds"] or b["seconds"] is None:
+                continue
+            est = " (BATCH_RESTART estimated)" if b["estimated"] else ""
+            text += (f"- {_size_text(size)}, N = {n:,}: {fmt_num(b['seconds'])} s / "
+                     f"{fmt_num(r['seconds'])} s = {fmt_num(b['seconds'] / r['seconds'])}×{est}\n")
+    text += "\n"
+    notes = [
+        "seconds: swf_cache_grow(N + 32) on a fresh cache plus the sweep, for every algorithm "
+        "(the same memory preparation for all); `RESUME: grow only` and `RESUME: in sections` "
+        "split RESUME's figure into the memory preparation and the time inside read-side "
+        "sections.",
+        "× floor: seconds divided by the floor of the same N and object size measured in the "
+        "same run: walk the list, initialise and publish a ready object per member "
+        "(floor/walk_init), plus the first touch of N objects' memory (floor/first_touch).",
+    ]
+    if any(r["estimated"] for r in results):
+        bound = f" (--max-seconds={max_seconds})" if max_seconds else ""
+        notes.append(
+            "(estimated), ≈: not run, estimated, because the estimate exceeded the bound" + bound +
+            ". The estimate: BATCH_RESTART's passes were cut into 8 groups; in each, a few "
+            "consecutive passes were run for real from the state the earlier passes leave "
+            "(the list's first (p-1)*32 members pre-set), each group's measured time per visit "
+            "times the exact visits of its passes (formula B*P*(P-1)/2 + N + (P-1), P = "
+            "ceil(N/B)), summed, plus a measured swf_cache_grow(N + 32). Passes and visits of "
+            "estimated rows are the formula's, which is exact (test/sweep_formulas checks it).")
+    checked = [r for r in results if r["kind"] == "BATCH_RESTART" and not r["estimated"]
+               and r["estimate_s"]]
+    if checked:
+        notes.append("The estimator against real runs of the same invocation: " + "; ".join(
+            f"{_size_text(r['size'])} N = {r['n']:,}: estimated {fmt_num(r['estimate_s'])} s, "
+            f"measured {fmt_num(r['seconds'])} s ({(r['estimate_s'] / r['seconds'] - 1) * 100:+.1f} %)"
+            for r in checked if r["seconds"]) + ".")
+    text += "".join(f"- {n}\n" for n in notes)
+    text += "\nTargets (measured; not asserted by any test):\n\n"
+    text += "".join(f"- {line}\n" for line in seed_targets(results))
+    errors = [r for r in results if r["error"]]
+    text += "".join(f"\nERROR in {r['family']}/{r['kind']}/{r['size']}/{r['n']}: {r['error']}\n"
+                    for r in errors)
+    return text
+
+
+def _verdict(ok):
+    return "met" if ok else "MISSED"
+
+
+def seed_targets(results):
+    """The issue's targets, each as one line with the figures and whether it was met."""
+    lines = []
+    sizes = sorted({r["size"] for r in results if r["family"] == "seed"}, reverse=True)
+    ns = sorted({r["n"] for r in results if r["family"] == "seed"})
+    if not ns:
+        return lines
+    lo, hi = ns[0], ns[-1]
+    for size in sizes:
+        res = [_find(results, "seed", "RESUME", size, n) for n in ns]
+        res = [r for r in res if r is not None]
+        if not res:
+            continue
+        st = _size_text(size)
+        passes = [r["passes"] for r in res]
+        ptext = ", ".join(fmt_count(p) for p in passes)
+        ntext = ", ".join(f"{r['n']:,}" for r in res)
+        lines.append(f"RESUME passes, {st}: {ptext} at N = {ntext} (target 1 at every N): "
+                     f"{_verdict(all(p == 1 for p in passes))}")
+        a, b = _find(results, "seed", "RESUME", size, lo), _find(results, "seed", "RESUME", size, hi)
+        if a and b and hi > lo and a["seconds"] and b["seconds"]:
+            growth, allowed = b["seconds"] / a["seconds"], 1.1 * hi / lo
+            sg = (b["sweep_s"] / a["sweep_s"]) if a["sweep_s"] and b["sweep_s"] else None
+            lines.append(f"RESUME growth, {st}: {lo:,} -> {hi:,} members: ×{growth:.2f} in time "
+                         f"(grow + sweep; the sweep alone ×{sg:.2f}) for ×{hi / lo:g} members "
+                         f"(target ≤ ×{allowed:.2f}): {_verdict(growth <= allowed)}")
+        bb, rb = _find(results, "seed", "BATCH_RESTART", size, hi), b
+        if bb and rb and rb["seconds"] and bb["seconds"]:
+            sp = bb["seconds"] / rb["seconds"]
+            est = ", BATCH_RESTART estimated" if bb["estimated"] else ""
+            lines.append(f"RESUME over BATCH_RESTART at N = {hi:,}, {st}: {fmt_num(sp)}× "
+                         f"(target ≥ 1,000×; the kernel's 2,476×{est}): {_verdict(sp >= 1000)}")
+        if size <= 64:
+            parts, good = [], True
+            for n in ns:
+                r, w = _find(results, "seed", "RESUME", size, n), _find(results, "floor", "walk",
+                                                                       None, n)
+                if r and w and r["sections_s"] and w["seconds"]:
+                    x = r["sections_s"] / w["seconds"]
+                    good = good and x <= 1.3
+                    parts.append(f"N = {n:,}: {x:.2f}×")
+            if parts:
+                lines.append(f"RESUME inside read-side sections against the walk-only floor, "
+                             f"{st}: {'; '.join(parts)} (target ≤ 1.3×): {_verdict(good)}")
+        if size >= 4096:
+            parts, good = [], True
+            for n in ns:
+                r, f = _find(results, "seed", "RESUME", size, n), _find(results, "floor",
+                                                                       "first_touch", size, n)
+                if r and f and r["seconds"] and f["seconds"]:
+                    x = r["seconds"] / f["seconds"]
+                    good = good and x <= 1.1
+                    parts.append(f"N = {n:,}: {x:.2f}×")
+            if parts:
+                lines.append(f"RESUME grow + sweep against the first-touch floor, {st}: "
+                             f"{'; '.join(parts)} (target ≤ 1.1×): {_verdict(good)}")
+    return lines
+
+
+_SEED_STYLE = {"BATCH_RESTART": "#d62728", "RESTART": "#ff7f0e", "RESUME": "#1f77b4",
+               "floor": "#7f7f7f"}
+
+
+def seed_svg(results):
+    """Seconds against N, log-log: a line per algorithm and object size, plus the floor
+    (walk + init + first touch, drawn first so the lines near it stay visible); 64 B lines
+    dashed; estimated points drawn as open circles."""
+    series = []
+    sizes = sorted({r["size"] for r in results if r["family"] == "seed"}, reverse=True)
+    ns = sorted({r["n"] for r in results if r["family"] == "seed"})
+    for size in sizes:
+        dashed = size < 4096
+        pts = [(n, _floor_total(results, size, n)) for n in ns]
+        pts = [(n, f) for n, f in pts if f]
+        if pts:
+            series.append({"name": f"floor, {_size_text(size)}", "points": pts,
+                           "dashed": dashed, "color": _SEED_STYLE["floor"]})
+        for algo in ALGOS:
+            pts, est = [], []
+            for n in ns:
+                r = _find(results, "seed", algo, size, n)
+                if r and r["seconds"]:
+                    pts.append((n, r["seconds"]))
+                    if r["estimated"]:
+                        est.append(n)
+            if pts:
+                name = f"{algo}, {_size_text(size)}"
+                if est:
+                    name += " (open: estimated)"
+                series.append({"name": name, "points": pts, "dashed": dashed,
+                               "color": _SEED_STYLE[algo], "open": est})
+    return svg_loglog(series, "members (N)", "seconds (grow + sweep)",
+                      "Filling N empty slots: seconds against N", legend_outside=True)
+
+
+# ---- the fault, generic and sections families ---------------------------------------------------
+
+_FAULT_RE = re.compile(r"^fault/(restart|resume)/fail:(\d+)/n:(\d+)(?:/.*)?$")
+_GENERIC_RE = re.compile(r"^generic/(hand|macro|ops_table)/order:(\d+)/n:(\d+)(?:/.*)?$")
+_SECTIONS_RE = re.compile(r"^sections/(activate|alone)/bound:(\d+)/n:(\d+)(?:/.*)?$")
+
+
+def _groups(runs, regex):
+    for g in merge_runs(runs):
+        m = regex.match(g["name"])
+        if m:
+            yield g, m
+
+
+def fault_markdown(runs):
+    """RESTART against RESUME under injected NOWAIT failure."""
+    rows, by = [], {}
+    for g, m in _groups(runs, _FAULT_RE):
+        algo, fail, n = _ALGO_OF[m.group(1)], int(m.group(2)), int(m.group(3))
+        if g["error"]:
+            rows.append((fail, n, algo, [f"{fail} %", f"{n:,}", algo, "error: " + g["error"]] +
+                         ["-"] * 5))
+            continue
+        c = {k: _counter_median(g, k) for k in ("passes", "visits", "refills", "restarts",
+                                                  "seconds", "ns_per_member")}
+        by[(fail, n, algo)] = c
+        rows.append((fail, n, algo, [f"{fail} %", f"{n:,}", algo, fmt_count(c["passes"]),
+                                     fmt_count(c["visits"]), fmt_count(c["refills"]),
+                                     fmt_count(c["restarts"]), fmt_num(c["seconds"] * 1e3),
+                                     fmt_num(c["ns_per_member"])]))
+    rows.sort(key=lambda r: (r[1], r[0], r[2] != "RESTART"))
+    text = md_table(["NOWAIT failure", "N", "algorithm", "passes", "visits", "refills",
+                     "restarts", "ms", "ns/member"], [r[3] for r in rows], "lllrrrrrr")
+    text += "\n"
+    for (fail, n, algo), c in sorted(by.items()):
+        o = by.get((fail, n, "RESUME"))
+        if algo == "RESTART" and o and o["visits"] and o["seconds"]:
+            text += (f"- {fail} % failure, N = {n:,}: RESTART makes "
+                     f"{c['visits'] / o['visits']:,.1f}× the visits of RESUME and takes "
+                     f"{c['seconds'] / o['seconds']:,.1f}× its time\n")
+    return text
+
+
+def generic_family_markdown(runs):
+    """The hand-written loop, the macro-generated sweep and swf_sweep, per N and order."""
+    by = {}
+    for g, m in _groups(runs, _GENERIC_RE):
+        key = (int(m.group(3)), int(m.group(2)))
+        by.setdefault(key, {})[m.group(1)] = None if g["error"] else _counter_median(
+            g, "ns_per_member")
+    rows, lines = [], []
+    for (n, order), v in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        hand = v.get("hand")
+
+        def cell(x):
+            if x is None:
+                return "-"
+            return f"{fmt_num(x)} ({x / hand:.2f}×)" if hand else fmt_num(x)
+        otext = "shuffled" if order else "in order"
+        rows.append([f"{n:,}", otext, fmt_num(hand), cell(v.get("macro")),
+                     cell(v.get("ops_table"))])
+        if hand and v.get("macro"):
+            x = v["macro"] / hand
+            lines.append(f"macro against hand-written, N = {n:,}, {otext}: {x:.2f}× (target ≤ "
+                         f"1.05×): {_verdict(x <= 1.05)}")
+    text = md_table(["N", "order", "hand-written ns/member", "SWF_SWEEP_DEFINE ns/member",
+                     "swf_sweep (ops table) ns/member"], rows, "llrrr")
+    return text + "\n" + "".join(f"- {line}\n" for line in lines)
+
+
+def sections_markdown(runs):
+    """Activation time and grace-period waits per section bound; the activation alone (no
+    thread waiting for grace periods) beside it."""
+    by = {}
+    for g, m in _groups(runs, _SECTIONS_RE):
+        by.setdefault((int(m.group(3)), int(m.group(2))), {})[m.group(1)] = g
+    rows = []
+    ms = (lambda v: "-" if v is None else fmt_num(v * 1e3))
+    for (n, bound), v in sorted(by.items()):
+        g, alone = v.get("activate"), v.get("alone")
+        if g is None or g["error"]:
+            err = g["error"] if g else "not run"
+            rows.append([str(bound), f"{n:,}", "error: " + err] + ["-"] * 7)
+            continue
+        c = {k: _counter_median(g, k) for k in (
+            "seconds", "ns_per_member", "preemptions", "sections", "longest_section",
+            "max_gp_wait_s")}
+        # The worst of the measurements' longest waits, beside their median.
+        for k in ("max_gp_wait_s", "max_gp_wait_cpu_s"):
+            vals = [float(r[k]) for r in g["runs"] if k in r]
+            c["worst_" + k] = max(vals) if vals else None
+        a = _counter_median(alone, "seconds") if alone and not alone["error"] else None
+        rows.append([str(bound) if bound else "0 (unbounded)", f"{n:,}", ms(a),
+                     ms(c["seconds"]), ms(c["max_gp_wait_s"]), ms(c["worst_max_gp_wait_s"]),
+                     ms(c["worst_max_gp_wait_cpu_s"]), fmt_num(c["preemptions"], 2),
+                     fmt_count(c["sections"]), fmt_count(c["longest_section"])])
+    return md_table(["section bound", "N", "activate ms, alone", "activate ms, with GP waiter",
+                     "longest GP wait ms (median of runs)", "longest GP wait ms (worst run)",
+                     "the same, waiter's CPU ms", "preemptions of the sweep",
+                     "sections", "longest section (visits)"], rows, "llrrrrrrrr")
+
+
 # ---- any family ---------------------------------------------------------------------------------
 
 _STANDARD_KEYS = {"name", "family_index", "per_family_instance_index", "run_name", "run_type",
@@ -382,13 +774,34 @@ def main(argv=None):
     a.add_argument("--md", help="write the Markdown here (default: stdout)")
     a.add_argument("--svg", help="also write a plot of ns per pair against object size")
     a.add_argument("--threads", type=int, default=1, help="thread count plotted (default 1)")
+    sd = sub.add_parser("seed", help="the seed table, floors, speedups, targets and plot")
+    sd.add_argument("files", nargs="+")
+    sd.add_argument("--md", help="write the Markdown here (default: stdout)")
+    sd.add_argument("--svg", help="also write the plot of seconds against N")
+    for fam in ("fault", "generic", "sections"):
+        f = sub.add_parser(fam, help=f"the {fam} family's table")
+        f.add_argument("files", nargs="+")
+        f.add_argument("--md", help="write the Markdown here (default: stdout)")
     t = sub.add_parser("table", help="every run of any family")
     t.add_argument("files", nargs="+")
     t.add_argument("--md", help="write the Markdown here (default: stdout)")
     args = ap.parse_args(argv)
 
     runs = load_runs(args.files)
-    if args.family == "alloc":
+    if args.family == "seed":
+        results = seed_results(runs)
+        if not any(r["family"] == "seed" for r in results):
+            print("report.py: no seed runs in " + " ".join(args.files), file=sys.stderr)
+            return 1
+        ctx = runs[0]["context"] if runs else {}
+        _write(args.md, seed_markdown(results, ctx.get("max_seconds")))
+        if args.svg:
+            _write(args.svg, seed_svg(results))
+    elif args.family in ("fault", "generic", "sections"):
+        fn = {"fault": fault_markdown, "generic": generic_family_markdown,
+              "sections": sections_markdown}[args.family]
+        _write(args.md, fn(runs))
+    elif args.family == "alloc":
         results = alloc_results(runs)
         if not results:
             print("report.py: no alloc runs in " + " ".join(args.files), file=sys.stderr)

@@ -2,8 +2,9 @@
 """bench/report_test.py - the test of bench/report.py, on made-up Google Benchmark JSON.
 
 Checks the reading (repetitions, median aggregates, runs repeated across files, errors), the
-alloc table and its summary line, the generic table, and that the SVG plot is well-formed XML
-with one line per series and a legend. Speaks TAP.
+alloc table and its summary line, the generic table, that the SVG plot is well-formed XML with
+one line per series and a legend, the seed table (floors, x floor, estimated rows, speedups,
+targets) and its plot, and the fault, generic and sections family tables. Speaks TAP.
 """
 
 import json
@@ -117,6 +118,118 @@ with tempfile.TemporaryDirectory() as d:
     ok(report.main(["alloc", a, b, "--md", out, "--svg", os.path.join(d, "a.svg")]) == 0
        and "best malloc pair" in open(out, encoding="utf-8").read()
        and os.path.getsize(os.path.join(d, "a.svg")) > 0, "the command line writes both files")
+
+def seed_run(name, seconds, label="shuffled", **counters):
+    r = {"name": name + "/manual_time", "run_name": name + "/manual_time",
+         "run_type": "iteration", "threads": 1, "iterations": 1, "real_time": seconds * 1e3,
+         "cpu_time": seconds * 1e3, "time_unit": "ms", "label": label, "seconds": seconds}
+    r.update(counters)
+    return r
+
+
+def seed_doc():
+    """A made-up bench_seed run: one object size (64 B), N = 100k and 400k."""
+    runs = []
+    for n, k in ((100000, 1), (400000, 4)):
+        runs += [seed_run(f"floor/walk/n:{n}", 0.001 * k),
+                 seed_run(f"floor/walk_init/size:64/n:{n}", 0.0015 * k),
+                 seed_run(f"floor/first_touch/size:64/n:{n}", 0.0005 * k, pages=1563 * k),
+                 seed_run(f"floor/populate/size:64/n:{n}", 0.0004 * k, pages=1563 * k)]
+        for rep, extra in ((0, 0.0), (1, 0.0002), (2, 0.0001)):
+            runs.append(seed_run(f"seed/resume/size:64/n:{n}", 0.003 * k + extra, passes=1,
+                                 visits=n, grow_s=0.001 * k, sweep_s=0.002 * k + extra,
+                                 sections_s=0.0012 * k, estimated=0, repetition_index=rep))
+        runs.append(seed_run(f"seed/restart/size:64/n:{n}", 0.003 * k, passes=1, visits=n,
+                             grow_s=0.001 * k, sweep_s=0.002 * k, sections_s=0.002 * k,
+                             estimated=0))
+    p1, p4 = 3125, 12500
+    runs.append(seed_run("seed/batch_restart/size:64/n:100000/iterations:1", 2.5, passes=p1,
+                         visits=32 * p1 * (p1 - 1) / 2 + 100000 + p1 - 1, estimated=0,
+                         estimate_s=2.4, grow_s=0.001, sweep_s=2.499, sections_s=2.49))
+    runs.append(seed_run("seed/batch_restart/size:64/n:400000/iterations:1", 300.0,
+                         label="ESTIMATED (> --max-seconds=100): 8 probe groups",
+                         passes=p4, visits=32 * p4 * (p4 - 1) / 2 + 400000 + p4 - 1,
+                         estimated=1, estimate_s=300.0, grow_s=0.004, sweep_s=299.996,
+                         sections_s=299.0))
+    return {"context": {"max_seconds": "100"}, "benchmarks": runs}
+
+
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "seed.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(seed_doc(), f)
+    res = report.seed_results(report.load_runs([path]))
+    kinds = {(r["family"], r["kind"], r["size"], r["n"]) for r in res}
+    ok(("floor", "walk", None, 100000) in kinds and ("seed", "RESUME", 64, 400000) in kinds
+       and ("seed", "BATCH_RESTART", 64, 400000) in kinds,
+       "seed and floor runs are parsed: kind, object size (none for the walk), N")
+    resume = next(r for r in res if r["kind"] == "RESUME" and r["n"] == 100000)
+    ok(resume["count"] == 3 and abs(resume["seconds"] - 0.0031) < 1e-12,
+       "a seed run's figures are the medians of its repetitions")
+    md = report.seed_markdown(res, "100")
+    ok("| 100,000 | RESUME | 1 | 100,000 | 0.00310 | 31.0 | 1.55× |" in md,
+       "a seed row: passes, visits, seconds, ns/member and x floor (walk+init + first touch)")
+    ok("| 400,000 | BATCH_RESTART (estimated) | 12,500 | 2,500,212,499 | ≈ 300 |" in md,
+       "an estimated row is flagged and shows the formula's passes and visits")
+    ok("| 100,000 | floor: walk + init + first touch | 1 | 100,000 | 0.00200 | 20.0 | 1× |"
+       in md and "| 100,000 | RESUME: in sections | 1 | - | 0.00120 |" in md,
+       "the floor row and RESUME's time inside sections")
+    ok("- 64 B, N = 400,000: 300 s / 0.0121 s = 24,793× (BATCH_RESTART estimated)" in md,
+       "the speedup of RESUME over BATCH_RESTART per N, flagged when estimated")
+    ok("estimated 2.40 s, measured 2.50 s (-4.0 %)" in md,
+       "the estimator is compared with the real run where both exist")
+    tg = "\n".join(report.seed_targets(res))
+    ok("RESUME passes, 64 B: 1, 1 at N = 100,000, 400,000 (target 1 at every N): met" in tg
+       and "×3.90 in time" in tg and "(target ≤ ×4.40): met" in tg,
+       "targets: one pass, linear growth")
+    ok("N = 100,000: 1.20×; N = 400,000: 1.20× (target ≤ 1.3×): met" in tg
+       and "24,793× (target ≥ 1,000×" in tg, "targets: inside sections against the walk, speedup")
+    try:
+        root = ET.fromstring(report.seed_svg(res))
+        lines = root.findall("{http://www.w3.org/2000/svg}polyline")
+        texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+        hollow = [c for c in root.iter("{http://www.w3.org/2000/svg}circle")
+                  if c.get("fill") == "white"]
+        ok(len(lines) == 4 and "BATCH_RESTART, 64 B (open: estimated)" in texts
+           and len(hollow) == 1 and float(root.get("width")) > 720,
+           "the seed plot: a line per algorithm plus the floor, the estimate an open marker, "
+           "the legend beside the plot")
+    except ET.ParseError as e:
+        ok(False, f"the seed plot is well-formed XML ({e})")
+    out_md, out_svg = os.path.join(d, "seed.md"), os.path.join(d, "seed.svg")
+    ok(report.main(["seed", path, "--md", out_md, "--svg", out_svg]) == 0
+       and "Targets" in open(out_md, encoding="utf-8").read() and os.path.getsize(out_svg) > 0,
+       "report.py seed writes the table and the plot")
+
+    fam = []
+    for algo, fail, passes, visits, secs in (("restart", 100, 1563, 39114062, 0.5),
+                                              ("resume", 100, 1, 51562, 0.002)):
+        fam.append(seed_run(f"fault/{algo}/fail:{fail}/n:50000", secs, passes=passes,
+                            visits=visits, refills=1562, restarts=1562 if passes > 1 else 0,
+                            ns_per_member=secs / 50000 * 1e9))
+    for var, ns in (("hand", 3.0), ("macro", 3.9), ("ops_table", 4.8)):
+        fam.append(seed_run(f"generic/{var}/order:0/n:10000", ns * 1e-5, ns_per_member=ns))
+    for var in ("alone", "activate"):
+        fam.append(seed_run(f"sections/{var}/bound:64/n:1000000", 0.1, ns_per_member=100,
+                            sections=15625, longest_section=64, max_gp_wait_s=0.0002,
+                            preemptions=2,
+                            max_gp_wait_cpu_s=0.0001, mean_gp_wait_s=0.00002,
+                            grace_periods=5000))
+    fpath = os.path.join(d, "families.json")
+    with open(fpath, "w", encoding="utf-8") as f:
+        json.dump({"context": {}, "benchmarks": fam}, f)
+    runs = report.load_runs([fpath])
+    fmd = report.fault_markdown(runs)
+    ok("| 100 % | 50,000 | RESTART | 1,563 | 39,114,062 | 1,562 | 1,562 | 500 |" in fmd
+       and "RESTART makes 758.6× the visits of RESUME and takes 250.0× its time" in fmd,
+       "the fault table and its comparison line")
+    gmd = report.generic_family_markdown(runs)
+    ok("| 10,000 | in order | 3.00 | 3.90 (1.30×) | 4.80 (1.60×) |" in gmd
+       and "1.30× (target ≤ 1.05×): MISSED" in gmd, "the generic table and its target line")
+    smd = report.sections_markdown(runs)
+    ok("| 64 | 1,000,000 | 100 | 100 | 0.200 | 0.200 | 0.100 | 2.0 | 15,625 | 64 |" in smd,
+       "the sections table: activation alone and with a waiter, grace-period waits")
+
 
 print(f"1..{count}")
 sys.exit(1 if failed else 0)
