@@ -136,8 +136,7 @@ static void add_member(struct writer_state *w)
     __atomic_store_n(&t->m.slot, NULL, __ATOMIC_RELAXED);
     __atomic_store_n(&t->m.pins, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&t->m.linked, 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&t->added_at, __atomic_add_fetch(&clock_now, 1, __ATOMIC_ACQ_REL),
-                     __ATOMIC_RELAXED);
+    __atomic_store_n(&t->added_at, UINT64_MAX, __ATOMIC_RELAXED); /* stamped once linked */
     swf_tsan_release(&t->m); /* the insert publishes it: see visible() */
     if (w->nlinked > 0 && (tap_rand(&w->rng) & 1)) {
         struct tracked *after = w->linked[tap_rand(&w->rng) % w->nlinked];
@@ -145,6 +144,10 @@ static void add_member(struct writer_state *w)
     } else {
         CK_LIST_INSERT_HEAD(&live, &t->m, link);
     }
+    /* The stamp comes from the clock after the member is linked: a sweep that read the clock
+     * at or after this value started after the insert, so its walk can reach the member. */
+    __atomic_store_n(&t->added_at, __atomic_add_fetch(&clock_now, 1, __ATOMIC_ACQ_REL),
+                     __ATOMIC_RELAXED);
     if (w->nlinked == w->cap) {
         w->cap = w->cap ? 2 * w->cap : 1024;
         w->linked = realloc(w->linked, w->cap * sizeof(*w->linked));

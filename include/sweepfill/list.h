@@ -167,6 +167,10 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
 /* ---- adapter generators -----------------------------------------------------------------------
  */
 
+/* Forced inline, so that a sweep generated with SWF_SWEEP_DEFINE folds the list walk into its
+ * loop however large that loop is; taking the address (for a runtime ops table) still works. */
+#define SWF_LIST_FN_ static inline __attribute__((always_inline))
+
 #define SWF_LIST_OPS_DEFINE_(name, pin, unpin, linked)                      \
     __attribute__((unused)) static const struct swf_list_ops name##_ops = { \
         name##_first, name##_next, pin, unpin, linked}
@@ -181,17 +185,17 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
 /* Typed wrappers for user pin functions: void pin(struct member_type *), likewise unpin, and
  * bool linked(struct member_type *). */
 #define SWF_LIST_PIN_FNS_(name, member_type, pin_fn, unpin_fn, linked_fn) \
-    static inline void name##_pin(void *list, void *m)                    \
+    SWF_LIST_FN_ void name##_pin(void *list, void *m)                     \
     {                                                                     \
         (void)list;                                                       \
         pin_fn((struct member_type *)m);                                  \
     }                                                                     \
-    static inline void name##_unpin(void *list, void *m)                  \
+    SWF_LIST_FN_ void name##_unpin(void *list, void *m)                   \
     {                                                                     \
         (void)list;                                                       \
         unpin_fn((struct member_type *)m);                                \
     }                                                                     \
-    static inline bool name##_linked(void *list, void *m)                 \
+    SWF_LIST_FN_ bool name##_linked(void *list, void *m)                  \
     {                                                                     \
         (void)list;                                                       \
         return linked_fn((struct member_type *)m);                        \
@@ -199,11 +203,11 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
 
 /* first/next for one ck_queue flavour: FIRST and NEXT are that flavour's macros. */
 #define SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, FIRST, NEXT) \
-    static inline void *name##_first(void *list)                                  \
+    SWF_LIST_FN_ void *name##_first(void *list)                                   \
     {                                                                             \
         return FIRST((struct head_type *)list);                                   \
     }                                                                             \
-    static inline void *name##_next(void *list, void *m)                          \
+    SWF_LIST_FN_ void *name##_next(void *list, void *m)                           \
     {                                                                             \
         (void)list;                                                               \
         return NEXT((struct member_type *)m, link_field);                         \
@@ -264,7 +268,7 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
  */
 #define SWF_LIST_NESTED_CK_LIST(name, outer_head_type, outer_type, outer_link, inner_head_field, \
                                 inner_type, inner_link, parent_field, slot_field)                \
-    static inline void *name##_from_outer(struct outer_type *o)                                  \
+    SWF_LIST_FN_ void *name##_from_outer(struct outer_type *o)                                   \
     {                                                                                            \
         for (; o != NULL; o = CK_LIST_NEXT(o, outer_link)) {                                     \
             struct inner_type *i = CK_LIST_FIRST(&o->inner_head_field);                          \
@@ -273,11 +277,11 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
         }                                                                                        \
         return NULL;                                                                             \
     }                                                                                            \
-    static inline void *name##_first(void *list)                                                 \
+    SWF_LIST_FN_ void *name##_first(void *list)                                                  \
     {                                                                                            \
         return name##_from_outer(CK_LIST_FIRST((struct outer_head_type *)list));                 \
     }                                                                                            \
-    static inline void *name##_next(void *list, void *m)                                         \
+    SWF_LIST_FN_ void *name##_next(void *list, void *m)                                          \
     {                                                                                            \
         (void)list;                                                                              \
         struct inner_type *i = (struct inner_type *)m;                                           \

@@ -94,51 +94,6 @@ static SWF_ALWAYS_INLINE_ void *swf_yield_(struct swf_walk_ *w, void *m)
     return next;
 }
 
-static SWF_ALWAYS_INLINE_ void *swf_advance_(struct swf_walk_ *w, void *m)
-{
-    if (w->cfg->section_bound != 0 && w->section_visits >= w->cfg->section_bound)
-        return swf_yield_(w, m);
-    return w->ops->next(w->cfg->list.list, m);
-}
-
-/* An object for an empty slot: NOWAIT first (not for BATCH_RESTART), then the reserve. */
-static SWF_ALWAYS_INLINE_ void *swf_take_(struct swf_walk_ *w, bool *from_reserve)
-{
-    if (w->cfg->algo != SWF_BATCH_RESTART) {
-        void *obj = swf_cache_alloc(w->cfg->cache, SWF_NOWAIT);
-        if (obj != NULL) {
-            *from_reserve = false;
-            return obj;
-        }
-        w->st->nowait_failures++;
-    }
-    if (w->nres == 0)
-        return NULL;
-    w->st->reserve_uses++;
-    *from_reserve = true;
-    return w->reserve[--w->nres];
-}
-
-/* Initialise and publish obj in m's slot. False if a CAS lost to another assigner; obj then
- * goes back where it came from. */
-static SWF_ALWAYS_INLINE_ bool swf_publish_(struct swf_walk_ *w, void **slot, void *obj, void *m,
-                                            swf_init_fn *init, bool from_reserve)
-{
-    init(obj, m, w->cfg->init_arg);
-    if (w->cfg->publish == SWF_PUBLISH_STORE) {
-        swf_slot_publish(slot, obj); /* release: init happens-before a reader's acquire */
-        return true;
-    }
-    if (swf_slot_publish_cas(slot, obj))
-        return true;
-    w->st->lost_races++;
-    if (from_reserve)
-        w->reserve[w->nres++] = obj;
-    else
-        swf_cache_free(w->cfg->cache, obj); /* lock-free: legal inside the section */
-    return false;
-}
-
 /* What to do when m needs an object and none is to be had inside the section. */
 enum swf_dry_ { SWF_DRY_RETRY_, SWF_DRY_RESTART_, SWF_DRY_ENOMEM_ };
 
@@ -172,52 +127,121 @@ static inline enum swf_dry_ swf_run_dry_(struct swf_walk_ *w, void *m, bool resu
     return got ? SWF_DRY_RESTART_ : SWF_DRY_ENOMEM_;
 }
 
-static SWF_ALWAYS_INLINE_ int swf_walk_(struct swf_walk_ *w, swf_init_fn *init)
+/* What the common path counts, in locals; the statistics are written only on the slow paths
+ * and at the end. Every visit is exactly one of: slot already set, object published, object
+ * lost to a CAS, or dry (no object: a refill follows), so assigned is derived. */
+struct swf_tally_ {
+    uint64_t visits, already, fails, drys, lost;
+};
+
+static SWF_ALWAYS_INLINE_ void swf_tally_flush_(struct swf_walk_ *w, const struct swf_tally_ *t,
+                                                uint64_t section_start)
+{
+    w->section_visits = t->visits - section_start;
+    w->st->visits = t->visits;
+    w->st->already_set = t->already;
+    w->st->nowait_failures = t->fails;
+    w->st->lost_races = t->lost;
+    w->st->assigned = t->visits - t->already - t->drys - t->lost;
+}
+
+/* The walk, for constant (batch, cas, bounded), so that the common combination (RESUME or
+ * RESTART, store publication, no bound) compiles to a loop of its own with no per-member test of
+ * the configuration, and the list ops, the cache and init are read once. Section visits are
+ * t.visits - section_start. */
+static SWF_ALWAYS_INLINE_ int swf_walk_core_(struct swf_walk_ *w, const struct swf_list_ops *ops,
+                                             swf_init_fn *init, const bool batch, const bool cas,
+                                             const bool bounded)
 {
     const struct swf_sweep_config *cfg = w->cfg;
-    void *list = cfg->list.list;
-    bool resumable = cfg->algo == SWF_RESUME;
-    bool batch = cfg->algo == SWF_BATCH_RESTART;
-    if (resumable && !swf_list_can_pin(w->ops) && !(cfg->guard.flags & SWF_GUARD_BLOCKING_OK))
-        w->st->fell_back = 1;
+    void *const list = cfg->list.list;
+    const size_t slot_offset = cfg->list.slot_offset;
+    const size_t bound = cfg->section_bound;
+    struct swf_cache *const cache = cfg->cache;
+    void *const init_arg = cfg->init_arg;
+    const bool resumable = cfg->algo == SWF_RESUME;
+    struct swf_sweep_stats *const st = w->st;
+    struct swf_tally_ t = {0, 0, 0, 0, 0};
+    uint64_t section_start = 0;
 
-    w->st->passes = 1;
+    st->passes = 1;
     swf_enter_(w);
-    void *m = w->ops->first(list);
+    void *m = ops->first(list);
     while (m != NULL) {
-        w->st->visits++;
-        w->section_visits++;
-        enum swf_dry_ dry = SWF_DRY_RETRY_;
-        if (batch && w->nres == 0) {
-            /* The old loop checks its batch before looking at the member. */
-            dry = swf_run_dry_(w, m, false);
-        } else {
-            void **slot = swf_slot_of(m, cfg->list.slot_offset);
+        t.visits++;
+        if (!batch || w->nres != 0) {
+            void **slot = swf_slot_of(m, slot_offset);
             if (swf_slot_peek(slot) != NULL) {
-                w->st->already_set++;
-                m = swf_advance_(w, m);
-                continue;
+                t.already++;
+                goto advance;
             }
-            bool from_reserve;
-            void *obj = swf_take_(w, &from_reserve);
+            void *obj = NULL;
+            bool from_reserve = false;
+            if (!batch) {
+                obj = swf_cache_alloc(cache, SWF_NOWAIT);
+                if (__builtin_expect(obj == NULL, 0))
+                    t.fails++;
+            }
+            if (obj == NULL && w->nres != 0) {
+                st->reserve_uses++;
+                from_reserve = true;
+                obj = w->reserve[--w->nres];
+            }
             if (obj != NULL) {
-                if (swf_publish_(w, slot, obj, m, init, from_reserve))
-                    w->st->assigned++;
-                m = swf_advance_(w, m);
-                continue;
+                init(obj, m, init_arg);
+                if (!cas) {
+                    swf_slot_publish(slot, obj);
+                } else if (!swf_slot_publish_cas(slot, obj)) {
+                    t.lost++;
+                    if (from_reserve)
+                        w->reserve[w->nres++] = obj;
+                    else
+                        swf_cache_free(cache, obj);
+                }
+                goto advance;
             }
-            dry = swf_run_dry_(w, m, resumable);
         }
-        if (dry == SWF_DRY_ENOMEM_) {
-            swf_leave_(w);
-            return ENOMEM;
+        {
+            t.drys++;
+            swf_tally_flush_(w, &t, section_start);
+            enum swf_dry_ dry = swf_run_dry_(w, m, resumable && !batch);
+            section_start = t.visits - w->section_visits;
+            if (dry == SWF_DRY_ENOMEM_) {
+                swf_tally_flush_(w, &t, section_start);
+                swf_leave_(w);
+                return ENOMEM;
+            }
+            if (dry == SWF_DRY_RESTART_)
+                m = ops->first(list);
+            continue;
         }
-        if (dry == SWF_DRY_RESTART_)
-            m = w->ops->first(list);
-        /* SWF_DRY_RETRY_: visit m again (counted), now with a full reserve. */
+    advance:
+        if (bounded && t.visits - section_start >= bound) {
+            swf_tally_flush_(w, &t, section_start);
+            m = swf_yield_(w, m);
+            section_start = t.visits - w->section_visits;
+            continue;
+        }
+        m = ops->next(list, m);
     }
+    swf_tally_flush_(w, &t, section_start);
     swf_leave_(w);
     return 0;
+}
+
+static SWF_ALWAYS_INLINE_ int swf_walk_(struct swf_walk_ *w, const struct swf_list_ops *ops,
+                                        swf_init_fn *init)
+{
+    const struct swf_sweep_config *cfg = w->cfg;
+    if (cfg->algo == SWF_RESUME && !swf_list_can_pin(ops) &&
+        !(cfg->guard.flags & SWF_GUARD_BLOCKING_OK))
+        w->st->fell_back = 1;
+    bool batch = cfg->algo == SWF_BATCH_RESTART;
+    bool cas = cfg->publish == SWF_PUBLISH_CAS;
+    bool bounded = cfg->section_bound != 0;
+    if (!batch && !cas && !bounded)
+        return swf_walk_core_(w, ops, init, false, false, false);
+    return swf_walk_core_(w, ops, init, batch, cas, bounded);
 }
 
 /* The sweep proper, for swf_sweep (runtime ops) and SWF_SWEEP_DEFINE (constant ops). The config
@@ -240,7 +264,7 @@ static SWF_ALWAYS_INLINE_ int swf_sweep_run_(const struct swf_sweep_config *cfg,
     /* The initial fill, outside any section, as the patch does. Coming up short is not an error
      * yet: NOWAIT may serve every member. */
     (void)swf_reserve_fill_(&w);
-    int err = swf_walk_(&w, init);
+    int err = swf_walk_(&w, ops, init);
     swf_reserve_return_(&w);
     if (reserve != small)
         free(reserve);
