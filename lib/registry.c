@@ -234,13 +234,17 @@ static void finalise(struct swf_registry *r, struct swf_node *n)
         release(n);
 }
 
-/* Finalise everything found ready: called outside any section and outside `reclaim`. */
-static void finalise_ready(struct swf_registry *r)
+/* Finalise everything found ready: called outside any section and outside `reclaim`. With
+ * `wait` false it does not queue behind a thread that holds `reclaim` through a grace period
+ * (that thread finalises what its wait makes ready); orphans need no lock either way. */
+static void finalise_ready(struct swf_registry *r, bool wait)
 {
-    pthread_mutex_lock(&r->reclaim);
-    struct swf_node *n = r->ready;
-    r->ready = NULL;
-    pthread_mutex_unlock(&r->reclaim);
+    struct swf_node *n = NULL;
+    if (wait ? pthread_mutex_lock(&r->reclaim) == 0 : pthread_mutex_trylock(&r->reclaim) == 0) {
+        n = r->ready;
+        r->ready = NULL;
+        pthread_mutex_unlock(&r->reclaim);
+    }
     while (n != NULL) {
         struct swf_node *next = n->x_orphan_next;
         finalise(r, n);
@@ -269,7 +273,7 @@ int swf_registry_synchronize(struct swf_registry *r)
 {
     SWF_CHECK_ARG(r == NULL, EINVAL);
     barrier(r);
-    finalise_ready(r);
+    finalise_ready(r, true);
     return 0;
 }
 
@@ -386,7 +390,7 @@ int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)
     ck_epoch_call(&r->wrec, node_entry(n), node_grace_over);
     ck_epoch_poll(&r->wrec); /* non-blocking: runs the callbacks whose grace period is over */
     pthread_mutex_unlock(&r->reclaim);
-    finalise_ready(r);
+    finalise_ready(r, true);
     return 0;
 }
 
@@ -449,7 +453,7 @@ int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
     if (err == 0)
         swf_fetch_add_relaxed_64(&r->x_activations, 1);
     pthread_mutex_unlock(&r->activation);
-    finalise_ready(r);
+    finalise_ready(r, false);
     if (stats != NULL)
         *stats = st;
     return err;
@@ -528,7 +532,7 @@ int swf_registry_deactivate(struct swf_registry *r)
     barrier(r); /* the grace period after which the retired objects are free */
     swf_fetch_add_relaxed_64(&r->x_deactivations, 1);
     pthread_mutex_unlock(&r->activation);
-    finalise_ready(r);
+    finalise_ready(r, true);
     return err;
 }
 

@@ -95,6 +95,9 @@ struct swf_cache_config {
  *   - a pseudo-random draw from (seed, k) is below probability (0 .. 100 percent).
  * For a given seed the sequence of decisions is fixed: a single thread making the same calls sees
  * the same failures. Concurrent threads share the numbering, so who gets which failure varies.
+ * While injection is on, every NOWAIT call takes the slow path and numbers itself with one atomic
+ * increment of a shared counter: a measurable cost (bench/README.md, fault family), paid only
+ * under injection.
  */
 struct swf_failslab {
     unsigned int probability; /* percent, 0 .. 100 */
