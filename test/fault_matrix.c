@@ -242,7 +242,7 @@ static void seed_check(void)
 
 int main(void)
 {
-    bool valgrind = getenv("SWF_UNDER_VALGRIND") != NULL;
+    bool valgrind = tap_under_valgrind();
     static const unsigned int fails[] = {0, 1, 10, 50, 100};
     static const size_t sizes[] = {0, 1, 33, 1000, 50000};
     for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
