@@ -416,7 +416,11 @@ struct sweep_expect {
  * and what the cache can still hand out. RESUME and RESTART take objects only for members that
  * need one, so they fail exactly when the need exceeds what is obtainable, having assigned all
  * of it to the first empty members in list order. BATCH_RESTART checks its batch before looking
- * at a member, so the model replays its walk. fill[] receives the members that get an object. */
+ * at a member (sweep.h: "on reaching a member with the reserve used up, leave, refill"), so the
+ * model replays its walk - including the case where the refill comes back empty at a member
+ * whose slot is already set, which returns ENOMEM although no member lacks an object (reported
+ * to the maintainers: sweep.h's ENOMEM says "when one was needed"; if that changes, so must
+ * this). fill[] receives the members that get an object. */
 static struct sweep_expect expect_sweep(enum swf_algo algo, const bool *set, int n, size_t R,
                                         uint64_t avail, bool *fill)
 {
@@ -821,6 +825,47 @@ static void op_synchronize(void)
     CHECK(swf_registry_synchronize(H.r) == 0, "synchronize");
     reconcile_releases();
     CHECK(pending_nodes() == 0, "synchronize left %d deleted nodes unreleased", pending_nodes());
+}
+
+/* Read sections on many registries at once from this thread. A thread keeps its reader records
+ * in 16 TLS ways chosen by owner id, so with 16 more registries alive one of them takes the way
+ * of H.r's reader while a section on H.r is open: that record must stay registered until the
+ * section ends (registry.c: detached), a nested section on H.r must still work, and afterwards a
+ * grace period on H.r must not wait for any section (a record left active would make
+ * synchronize hang, which libFuzzer reports as a timeout). */
+static void op_readers(uint8_t b)
+{
+    enum { EXTRA = 19 };
+    int k = 16 + b % 4;
+    struct swf_registry *extra[EXTRA];
+    struct swf_reader *rd[EXTRA];
+    struct swf_registry_config rc;
+    swf_registry_config_init(&rc);
+    rc.cache = H.c;
+    rc.init = fz_init;
+    for (int i = 0; i < k; i++)
+        CHECK(swf_registry_create(&rc, &extra[i]) == 0, "extra registry %d", i);
+    struct swf_reader *outer = swf_registry_read_lock(H.r);
+    CHECK(outer != NULL, "read_lock");
+    for (int i = 0; i < k; i++) {
+        rd[i] = swf_registry_read_lock(extra[i]);
+        CHECK(rd[i] != NULL && swf_registry_first(extra[i]) == NULL, "read_lock(extra %d)", i);
+        if (b & 0x10)
+            swf_registry_read_unlock(rd[i]);
+    }
+    registry_walk(); /* a nested section on H.r, on whatever record this thread has for it now */
+    if (!(b & 0x10))
+        for (int i = 0; i < k; i++)
+            swf_registry_read_unlock(rd[(b & 0x20) ? i : k - 1 - i]);
+    if (b & 0x40)
+        registry_walk();
+    swf_registry_read_unlock(outer);
+    op_synchronize();
+    for (int i = 0; i < k; i++) {
+        CHECK(swf_registry_synchronize(extra[i]) == 0, "synchronize(extra %d)", i);
+        CHECK(swf_registry_destroy(extra[i]) == 0, "destroy(extra %d)", i);
+    }
+    registry_walk();
 }
 
 /* ---- cache operations ------------------------------------------------------------------------
@@ -1434,10 +1479,11 @@ static void teardown(void)
 }
 
 static const char *const names[] = {
-    "alloc NOWAIT", "alloc WAIT",   "free",      "free_deferred", "quiesce",      "grow",
-    "set_limit",    "set_failslab", "flush",     "registry add",  "registry del", "activate",
-    "deactivate",   "synchronize",  "read walk", "list add",      "list del",     "drop slot",
-    "sweep",        "clear slots",  "bad input", "parse",         "alloc burst",  "free burst",
+    "alloc NOWAIT", "alloc WAIT", "free",         "free_deferred", "quiesce",
+    "grow",         "set_limit",  "set_failslab", "flush",         "registry add",
+    "registry del", "activate",   "deactivate",   "synchronize",   "read walk",
+    "list add",     "list del",   "drop slot",    "sweep",         "clear slots",
+    "bad input",    "parse",      "alloc burst",  "free burst",    "many readers",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -1524,8 +1570,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 22:
             op_alloc_burst(u8(&in));
             break;
-        default:
+        case 23:
             op_free_burst(u8(&in));
+            break;
+        default:
+            op_readers(u8(&in));
             break;
         }
         reconcile_releases();

@@ -11,7 +11,7 @@ import sys
 
 (ALLOC_NOWAIT, ALLOC_WAIT, FREE, FREE_DEFERRED, QUIESCE, GROW, SET_LIMIT, SET_FAILSLAB, FLUSH,
  REG_ADD, REG_DEL, ACTIVATE, DEACTIVATE, SYNCHRONIZE, WALK, LIST_ADD, LIST_DEL, DROP, SWEEP,
- CLEAR, MISUSE, PARSE, ALLOC_BURST, FREE_BURST) = range(24)
+ CLEAR, MISUSE, PARSE, ALLOC_BURST, FREE_BURST, READERS) = range(25)
 
 # set_failslab probability bytes (index into {0, 100, 100, 50, 1, 99, 101}); 0x80 switches off
 P0, P100, P50, P1, P99, PBAD, POFF = 0, 1, 3, 4, 5, 6, 0x80
@@ -97,6 +97,9 @@ SEEDS = {
         sweep(RESTART, CAS, 2, 1, ARRAY | EPOCH), [CLEAR, 0],
         sweep(BATCH, STORE, 3, 0, UNPINNED | RWLOCK), [CLEAR, 0],
         sweep(RESUME, STORE, 2, 0, BLOCKING_OK | EPOCH)),
+    "many-readers": setup(1, 0, 0, 0, 2, 1) + ops(
+        nodes(0, 4), [ACTIVATE, 0], [READERS, 0], [REG_DEL, 2], [READERS, 0x13],
+        [READERS, 0x61], [REG_ADD, 2], [READERS, 0x22], [DEACTIVATE]),
     "bad-sweeps": setup() + ops(
         list_of(3), sweep(BADALGO, STORE, 2, 0, PINNED), sweep(RESUME, 2, 2, 0, PINNED),
         sweep(RESUME, STORE, 0, 0, PINNED), sweep(RESUME, STORE, 255, 0, PINNED),
