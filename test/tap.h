@@ -105,4 +105,12 @@ static inline int tap_done(void)
 #define TAP_SANITIZED 0
 #endif
 
+/* True when the test runs under valgrind: `meson test --setup valgrind` (test/meson.build) sets
+ * SWF_UNDER_VALGRIND=1. Tests that fork into seccomp skip then; heavy ones shrink. */
+static inline bool tap_under_valgrind(void)
+{
+    const char *e = getenv("SWF_UNDER_VALGRIND");
+    return e != NULL && e[0] != '\0' && e[0] != '0';
+}
+
 #endif /* SWF_TEST_TAP_H */

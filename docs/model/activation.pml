@@ -1,0 +1,125 @@
+/*
+ * docs/model/activation.pml - the registry's activation protocol (lib/registry.c), as a Promela
+ * model for spin.
+ *
+ * Processes, all racing:
+ *   Activator  swf_registry_activate: sets the active flag under the writer mutex, then runs the
+ *              RESUME sweep with CAS publication, section bound K and a reserve of R objects,
+ *              NOWAIT failing at any call, so it leaves its section to refill with its cursor
+ *              pinned; afterwards it finalises the members its last unpin orphaned.
+ *   Adder x2   swf_registry_add of a new member: under the writer mutex, reads the flag and, if
+ *              set, allocates, initialises and publishes the object before linking the member.
+ *   Deleter    swf_registry_del of any linked member (chosen at the time), then the grace
+ *              period, the callback (pending bit if pinned) and finalisation.
+ *   Reader     one walk in a read-side section, reading every object it finds.
+ * NI members are linked before activation starts.
+ *
+ * Properties (assertions; each is checked in every reachable state of every interleaving):
+ *   - when the sweep returns 0, every linked member has an object (in Activator), and again
+ *     when everything has finished (init);
+ *   - no object is published twice: no member gets a second object, no object goes in two
+ *     members (publish_cas, publish_store);
+ *   - no member is touched after its release and no object is read after its free, by the sweep
+ *     or the reader (touch, Reader);
+ *   - nothing leaks and no deleted member is left unfinalised (conservation, at the end);
+ *   - the sweep terminates: at most MAXV visits (assertion), no invalid end state, and the LTL
+ *     property `term` (<> sweep_done) checked separately for acceptance cycles.
+ *
+ * Broken variants (each must produce an assertion violation):
+ *   BROKEN_NO_FLAG_CHECK        add never looks at the flag
+ *   BROKEN_FLAG_OUTSIDE         add reads the flag before taking the writer mutex
+ *   BROKEN_PUBLISH_BEFORE_INIT  the sweep's object is visible before init (no release order)
+ *   BROKEN_NO_GRACE             del frees without waiting for a grace period
+ */
+#ifndef NI
+#define NI 2
+#endif
+#ifndef R
+#define R 1
+#endif
+#ifndef K
+#define K 1
+#endif
+#define NA 2
+#define NM (NI + NA)
+#define NR 2
+#define ND 1
+/* Objects: one per member, a isset reserve, one in flight in an adder, and NULL. */
+#define NO (NM + R + 2)
+/* Each pass visits at most NM members and restarts only when a deletion took its cursor (at
+ * most ND times); each refill gets at least one object and revisits one member, and at most NM
+ * objects are needed, plus one refill that restarts. */
+#define MAXV ((1 + ND) * NM + NM + 1)
+
+#include "common.pml"
+
+bool flag_on = 0; /* struct swf_registry.x_active */
+byte act_err = NIL;
+
+proctype Activator()
+{
+    byte m, nm, o, nres, res[R], visits, secv, err, i;
+    bool won, fromres, isset, cont, wait_fails;
+    d_step { lock(); flag_on = 1; unlock() } /* set_active(r, 1) */
+    sweep();
+    if
+    :: err == 0 -> all_on_list_filled(i)
+    :: else
+    fi;
+    act_err = err;
+    sweep_done = 1;
+    finalise_orphans(i, o)
+}
+
+/* swf_registry_add of member n. Allocating, initialising and publishing touch only n, which no
+ * one can reach before the store to head, so they share the linking step. */
+proctype Adder(byte n)
+{
+    byte o;
+    bool f;
+#ifdef BROKEN_FLAG_OUTSIDE
+    f = flag_on; /* BROKEN: the flag is read before the writer mutex is taken */
+    lock();
+#else
+    atomic { lock(); f = flag_on };
+#endif
+#ifdef BROKEN_NO_FLAG_CHECK
+    f = 0; /* BROKEN: add never looks at the flag */
+#endif
+    d_step {
+        if
+        :: f -> alloc(o); init_obj(o); publish_store(n, o); o = 0
+        :: else
+        fi;
+        insert_head(n);
+        f = 0;
+        unlock()
+    }
+}
+
+proctype Deleter()
+{
+    byte m, o, p, gi;
+    bool rdy;
+    del(m, o, p, rdy, gi)
+}
+
+init {
+    byte i;
+    initial_list(NI, i);
+    atomic {
+        run Activator();
+        run Adder(NI);
+        run Adder(NI + 1);
+        run Deleter();
+        run Reader()
+    };
+    (_nr_pr == 1);
+    conservation(i);
+    if
+    :: act_err == 0 -> all_on_list_filled(i)
+    :: else
+    fi
+}
+
+ltl term { <> sweep_done }

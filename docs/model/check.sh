@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# docs/model/check.sh [WORKDIR] - model-check sweepfill's Promela models with spin and print TAP.
+#
+# For every configuration below: spin -a generates the verifier, gcc compiles pan.c, pan runs
+# an exhaustive search (no bitstate or hash-compaction approximation) and the result becomes one
+# TAP point with the states stored, the depth reached and the memory used. Correct models must
+# finish with "errors: 0", a complete search and no memory-limit stop; each deliberately broken
+# variant must end in the error named for it, which shows the model can catch that bug.
+# Safety runs (-DSAFETY) check every assertion and invalid end states (deadlock); liveness runs
+# check the LTL property `term` (<> sweep_done) for acceptance cycles. docs/model/README.md
+# explains the models, the properties and the figures.
+set -u -o pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+work=${1:-$(mktemp -d)}
+mkdir -p "$work"
+cp "$here"/*.pml "$work"/
+cd "$work" || exit 1
+
+for tool in spin gcc; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "1..0 # SKIP $tool is not installed"
+    exit 0
+  fi
+done
+
+n=0
+failed=0
+memlim=${SWF_MODEL_MEMLIM_MB:-6144}
+
+point() { # pass(0/1), text
+  n=$((n + 1))
+  if [ "$1" -eq 0 ]; then
+    echo "ok $n - $2"
+  else
+    echo "not ok $n - $2"
+    failed=$((failed + 1))
+  fi
+}
+
+# verify NAME MODEL KIND EXPECT SPIN_DEFINES
+#   KIND: safety | liveness
+#   EXPECT: "pass", or an extended regular expression the error report must match
+verify() {
+  local name=$1 model=$2 kind=$3 expect=$4
+  shift 4
+  local dir="run-$n-${name// /_}"
+  mkdir -p "$dir" && cp ./*.pml "$dir"/
+  local cflags=(-O1 -w "-DMEMLIM=$memlim") pflags=(-m200000)
+  if [ "$kind" = safety ]; then
+    cflags+=(-DSAFETY -DNOCLAIM)
+  else
+    pflags+=(-a)
+  fi
+  if ! (cd "$dir" && spin -a "$@" "$model" >spin.log 2>&1); then
+    point 1 "$name: spin -a failed"
+    sed 's/^/# /' "$dir/spin.log"
+    return
+  fi
+  if ! (cd "$dir" && gcc "${cflags[@]}" -o pan pan.c >gcc.log 2>&1); then
+    point 1 "$name: pan did not compile"
+    sed 's/^/# /' "$dir/gcc.log" | head -20
+    return
+  fi
+  (cd "$dir" && ./pan "${pflags[@]}" >pan.log 2>&1)
+  local log="$dir/pan.log"
+  local states depth mem errors report
+  states=$(sed -nE 's/^ *([0-9.e+]+) states, stored.*/\1/p' "$log" | head -1)
+  depth=$(sed -nE 's/.*depth reached ([0-9]+).*/\1/p' "$log" | head -1)
+  mem=$(sed -nE 's/^ *([0-9.]+)[[:space:]]+total actual memory usage.*/\1/p' "$log" | head -1)
+  errors=$(sed -nE 's/.*errors: ([0-9]+).*/\1/p' "$log" | head -1)
+  report=$(grep -m1 -E '^pan:[0-9]+: ' "$log" | sed -E 's/^pan:[0-9]+: //; s/ \(at depth [0-9]+\)//')
+  local figures="${states:-?} states, depth ${depth:-?}, ${mem:-?} MB"
+  if [ "$expect" = pass ]; then
+    if [ "${errors:-x}" = 0 ] && ! grep -qE 'Search not completed|reached -DMEMLIM|max search depth too small' "$log"; then
+      point 0 "$name: $figures, no errors"
+    else
+      point 1 "$name: ${report:-search incomplete} ($figures)"
+      grep -E 'assertion|cycle|MEMLIM|depth too small|not completed' "$log" | sed 's/^/# /'
+    fi
+  else
+    if [ "${errors:-0}" != 0 ] && printf '%s\n' "$report" | grep -qE "$expect"; then
+      point 0 "broken variant $name caught: $report ($figures)"
+    else
+      point 1 "broken variant $name NOT caught (wanted /$expect/, got '${report:-no error}')"
+    fi
+  fi
+}
+
+safety="completeness, single publication, no use after free, conservation, visit bound, no deadlock"
+
+# The activation protocol: 2 members linked before activate + 2 adders, 1 deletion, 1 reader.
+verify "activation [$safety] 4 members R=1 K=1" activation.pml safety pass -DNI=2 -DR=1 -DK=1
+verify "activation [$safety] 4 members R=2 K=1" activation.pml safety pass -DNI=2 -DR=2 -DK=1
+verify "activation [$safety] 4 members R=1 K=2" activation.pml safety pass -DNI=2 -DR=1 -DK=2
+verify "activation [$safety, WAIT may fail: ENOMEM consistent] 4 members R=1 K=1" \
+  activation.pml safety pass -DNI=2 -DR=1 -DK=1 -DWAIT_FAILS
+verify "activation [termination: LTL <> sweep_done, no acceptance cycle] 4 members R=1 K=1" \
+  activation.pml liveness pass -DNI=2 -DR=1 -DK=1 -DNO_VISIT_BOUND
+
+# The resumable cursor: members linked before the sweep + adders, 2 deletions (cursor included).
+verify "cursor [$safety] 4 members R=1 K=1" cursor.pml safety pass -DNI=4 -DNA=0 -DR=1 -DK=1
+verify "cursor [$safety] 3+1 added R=1 K=1" cursor.pml safety pass -DNI=3 -DNA=1 -DR=1 -DK=1
+verify "cursor [$safety] 3+1 added R=2 K=1" cursor.pml safety pass -DNI=3 -DNA=1 -DR=2 -DK=1
+verify "cursor [$safety] 3+1 added R=1 K=2" cursor.pml safety pass -DNI=3 -DNA=1 -DR=1 -DK=2
+verify "cursor [$safety] 4+1 added R=1 K=1" cursor.pml safety pass -DNI=4 -DNA=1 -DR=1 -DK=1
+verify "cursor [$safety, WAIT may fail: ENOMEM consistent] 3+1 added R=1 K=1" \
+  cursor.pml safety pass -DNI=3 -DNA=1 -DR=1 -DK=1 -DWAIT_FAILS
+verify "cursor [termination: LTL <> sweep_done, no acceptance cycle] 3+1 added R=1 K=1" \
+  cursor.pml liveness pass -DNI=3 -DNA=1 -DR=1 -DK=1 -DNO_VISIT_BOUND
+
+# Broken variants: each must fail, with the error that names its bug.
+uaf='assertion violated \(mst\[m\]!=3\)'
+verify "activation/add-ignores-flag" activation.pml safety 'assertion violated \(slot\[i\]!=0\)' \
+  -DBROKEN_NO_FLAG_CHECK
+verify "activation/flag-read-outside-mutex" activation.pml safety \
+  'assertion violated \(slot\[i\]!=0\)' -DBROKEN_FLAG_OUTSIDE
+verify "activation/publish-before-init (no release)" activation.pml safety \
+  'assertion violated \(ost\[o\]==2\)' -DBROKEN_PUBLISH_BEFORE_INIT
+verify "activation/del-without-grace-period" activation.pml safety "$uaf" -DBROKEN_NO_GRACE
+verify "cursor/no-linked-check" cursor.pml safety "$uaf" -DBROKEN_NO_LINKED_CHECK
+verify "cursor/reclaim-ignores-pin" cursor.pml safety "$uaf" -DBROKEN_NO_UNPIN_WAIT
+verify "cursor/yield-restarts-from-head (termination, LTL)" cursor.pml liveness \
+  'acceptance cycle' -DBROKEN_YIELD_RESTARTS -DNO_VISIT_BOUND
+verify "cursor/yield-restarts-from-head (termination, visit bound)" cursor.pml safety \
+  'assertion violated \(visits<=' -DBROKEN_YIELD_RESTARTS
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
