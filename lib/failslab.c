@@ -71,33 +71,53 @@ static int failf(char *err, size_t err_len, const char *fmt, ...)
     return EINVAL;
 }
 
-/* Parse one unsigned or signed decimal (or 0x hex) number that spans [s, end). */
+/* The value of one digit in base 10 or 16, or -1. */
+static int digit_value(char c, unsigned base)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (base == 16 && c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (base == 16 && c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/*
+ * Parse the number spanning [s, end), exactly as cache.h documents it: decimal digits (leading
+ * zeros allowed, still decimal), or 0x / 0X and hex digits; with sign_ok, also "-" and decimal
+ * digits. Nothing else: no spaces, no "+", no octal. In range [min, max] or false.
+ */
 static bool parse_number(const char *s, const char *end, int64_t min, uint64_t max, bool sign_ok,
                          uint64_t *out)
 {
-    if (s == end)
-        return false;
-    char buf[32];
-    size_t len = (size_t)(end - s);
-    if (len >= sizeof(buf))
-        return false;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    char *stop;
-    errno = 0;
-    if (buf[0] == '-') {
+    bool negative = s < end && *s == '-';
+    if (negative) {
         if (!sign_ok)
             return false;
-        long long v = strtoll(buf, &stop, 10);
-        if (errno != 0 || *stop != '\0' || v < min)
+        s++;
+    }
+    unsigned base = 10;
+    if (!negative && end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+    }
+    if (s == end)
+        return false;
+    uint64_t v = 0;
+    for (; s < end; s++) {
+        int d = digit_value(*s, base);
+        if (d < 0 || v > (UINT64_MAX - (uint64_t)d) / base)
             return false;
-        *out = (uint64_t)v;
+        v = v * base + (uint64_t)d;
+    }
+    if (negative) {
+        if (v > (uint64_t)INT64_MAX || -(int64_t)v < min)
+            return false;
+        *out = (uint64_t)-(int64_t)v;
         return true;
     }
-    if (buf[0] == '+' || buf[0] == ' ')
-        return false;
-    unsigned long long v = strtoull(buf, &stop, 0);
-    if (errno != 0 || *stop != '\0' || v > max)
+    if (v > max)
         return false;
     *out = v;
     return true;

@@ -82,6 +82,19 @@ static void test_parse(void)
         int r = swf_failslab_parse(bad[i], &fs, name, sizeof(name), err, sizeof(err));
         ok(r == EINVAL && err[0] != '\0', "reject \"%s\": %s", bad[i], err);
     }
+    ok(swf_failslab_parse("probability=010,seed=010", &fs, NULL, 0, NULL, 0) == 0 &&
+           fs.probability == 10 && fs.seed == 10,
+       "a leading zero is still decimal (010 is 10, not octal 8)");
+    ok(swf_failslab_parse("probability=08,seed=0XfF,times=-1", &fs, NULL, 0, NULL, 0) == 0 &&
+           fs.probability == 8 && fs.seed == 255 && fs.times == -1,
+       "08 is 8; 0X hex in either case; times=-1");
+    static const char *bad_numbers[] = {"probability=5,interval=\t-1", "probability=5,seed=\n-1",
+                                        "probability=5,seed=0x",       "probability=5,seed=-1",
+                                        "probability=5,times=-2",      "probability=0x",
+                                        "probability=5,times=+3"};
+    for (size_t i = 0; i < sizeof(bad_numbers) / sizeof(bad_numbers[0]); i++)
+        ok(swf_failslab_parse(bad_numbers[i], &fs, NULL, 0, NULL, 0) == EINVAL,
+           "reject malformed number %zu (whitespace, sign, empty hex)", i);
     ok(swf_failslab_parse(NULL, &fs, NULL, 0, NULL, 0) == EINVAL, "NULL spec is EINVAL");
     ok(swf_failslab_parse("probability=1", NULL, NULL, 0, NULL, 0) == EINVAL, "NULL out is EINVAL");
     ok(swf_failslab_parse("probability=1,cache=waytoolongname", &fs, name, 4, err, sizeof(err)) ==
