@@ -274,8 +274,40 @@ static void test_ready_made_guards(void)
     population_fini(&pop);
 }
 
+/* BATCH_RESTART checks its batch before looking at a member; a refill that comes back empty
+ * there is not an error unless some member still needs an object. */
+static void test_batch_needs_nothing_more(void)
+{
+    struct swf_cache *c = make_cache(1);
+    struct population pop;
+    population_init(&pop, 2, 0);
+    static char sentinel[8];
+    pop.m[1].slot = sentinel;
+    struct swf_sweep_config cfg;
+    base_config(&cfg, &pop, c);
+    cfg.algo = SWF_BATCH_RESTART;
+    cfg.reserve = 1;
+    struct swf_sweep_stats st;
+    int err = swf_sweep(&cfg, &st);
+    ok(err == 0 && pop.m[0].slot != NULL && pop.m[1].slot == sentinel && st.assigned == 1,
+       "BATCH_RESTART, limit 1, [empty, set]: the empty refill after the last object is not an "
+       "error (%d)",
+       err);
+    pop.m[1].slot = NULL;
+    swf_cache_free(c, pop.m[0].slot);
+    pop.m[0].slot = NULL;
+    swf_cache_set_limit(c, 1);
+    err = swf_sweep(&cfg, &st);
+    ok(err == ENOMEM && st.assigned == 1 && cache_alive(c) == 1,
+       "... and with both empty, ENOMEM once a member needs an object");
+    population_release(&pop, c, NULL);
+    swf_cache_destroy(c);
+    population_fini(&pop);
+}
+
 int main(void)
 {
+    test_batch_needs_nothing_more();
     test_ready_made_guards();
     test_cursor_deleted();
     test_bad_input();

@@ -21,16 +21,17 @@
  * The activation protocol (docs/design.md has the argument, docs/model/ the Promela model):
  *   - The active flag is written only under the writer mutex, by activate and deactivate.
  *   - add, under the same mutex, reads the flag, and if it is set allocates the object (NOWAIT,
- *     else WAIT), links the member and publishes the object with a release compare-and-swap,
- *     all before unlocking. So an add either completes before the flag is set - then the member
- *     is on the list when the sweep starts (the mutex orders the link before the sweep's first
- *     read) and the sweep fills it - or it runs after - then it fills the member itself. The
- *     sweep and add both publish with CAS from NULL, so a member the sweep reaches while add is
- *     publishing gets exactly one object; the loser's goes back to the cache.
- *   - deactivate clears the flag under the mutex, waits a grace period, then takes every slot
- *     with an exchange. Adds after the flag cleared assign nothing; adds before it published
- *     before the flag cleared, so the taking walk sees their objects. del and deactivate both
- *     take slots with an exchange, so each object is freed once.
+ *     else WAIT), initialises it and publishes it with a release store, then links the member
+ *     (CK_LIST_INSERT_HEAD), all before unlocking. So an add either completes before the flag is
+ *     set - then the member is on the list when the sweep starts (the mutex orders the link
+ *     before the sweep's first read) and the sweep fills it - or it runs after - then the member
+ *     is filled before anyone can reach it. The sweep publishes with a CAS from NULL after a
+ *     relaxed emptiness check, so it never overwrites a slot: each member gets one object.
+ *   - deactivate clears the flag under the mutex, then takes every slot with an exchange (a
+ *     bounded walk, like the sweep's) and frees the objects after a grace period. Adds after the
+ *     flag cleared assign nothing; adds before it published before the flag cleared, so the
+ *     taking walk sees their objects. del and deactivate both take slots with an exchange, so
+ *     each object is freed once.
  *
  * Synchronisation table ("-": may run concurrently from any threads; "X": keep them apart):
  *

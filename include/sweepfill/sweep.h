@@ -26,6 +26,8 @@
  *                          passes, B*P*(P-1)/2 + N + (P-1) visits on an all-empty list: pass p
  *                          sees (p-1)*B filled members, fills B, and visits one more member to
  *                          find the reserve empty (the stop visit; the last pass has none).
+ *                          If a refill comes back empty it walks on without a reserve and
+ *                          returns ENOMEM only at a member that needs an object.
  *
  * A section bound K > 0 makes every algorithm leave and re-enter its section after K visits,
  * resuming after the member it just handled (so the walk stays one pass and visits do not grow);

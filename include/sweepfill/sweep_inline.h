@@ -163,13 +163,17 @@ static SWF_ALWAYS_INLINE_ int swf_walk_core_(struct swf_walk_ *w, const struct s
     struct swf_sweep_stats *const st = w->st;
     struct swf_tally_ t = {0, 0, 0, 0, 0};
     uint64_t section_start = 0;
+    bool exhausted = false; /* BATCH_RESTART: a refill came back empty; walk on without one */
 
     st->passes = 1;
     swf_enter_(w);
     void *m = ops->first(list);
     while (m != NULL) {
         t.visits++;
-        if (!batch || w->nres != 0) {
+        /* The old loop stops at the first member it visits once its batch is used up, before
+         * looking at it. */
+        const bool batch_stop = batch && w->nres == 0 && !exhausted;
+        if (!batch_stop) {
             void **slot = swf_slot_of(m, slot_offset);
             if (swf_slot_peek(slot) != NULL) {
                 t.already++;
@@ -206,6 +210,14 @@ static SWF_ALWAYS_INLINE_ int swf_walk_core_(struct swf_walk_ *w, const struct s
             swf_tally_flush_(w, &t, section_start);
             enum swf_dry_ dry = swf_run_dry_(w, m, resumable && !batch);
             section_start = t.visits - w->section_visits;
+            if (dry == SWF_DRY_ENOMEM_ && batch_stop) {
+                /* No object for the next batch, but none may be needed: walk on (from the
+                 * head, as the restart already counted) and fail only at a member that needs
+                 * one. */
+                exhausted = true;
+                m = ops->first(list);
+                continue;
+            }
             if (dry == SWF_DRY_ENOMEM_) {
                 swf_tally_flush_(w, &t, section_start);
                 swf_leave_(w);

@@ -417,10 +417,9 @@ struct sweep_expect {
  * need one, so they fail exactly when the need exceeds what is obtainable, having assigned all
  * of it to the first empty members in list order. BATCH_RESTART checks its batch before looking
  * at a member (sweep.h: "on reaching a member with the reserve used up, leave, refill"), so the
- * model replays its walk - including the case where the refill comes back empty at a member
- * whose slot is already set, which returns ENOMEM although no member lacks an object (reported
- * to the maintainers: sweep.h's ENOMEM says "when one was needed"; if that changes, so must
- * this). fill[] receives the members that get an object. */
+ * model replays its walk - including a refill that comes back empty: the walk then goes on from
+ * the head without a reserve and fails only at a member that needs an object (sweep.h).
+ * fill[] receives the members that get an object. */
 static struct sweep_expect expect_sweep(enum swf_algo algo, const bool *set, int n, size_t R,
                                         uint64_t avail, bool *fill)
 {
@@ -445,17 +444,19 @@ static struct sweep_expect expect_sweep(enum swf_algo algo, const bool *set, int
     uint64_t nres = R < avail ? R : avail;
     avail -= nres;
     e.passes = 1;
+    bool exhausted = false; /* a batch refill came back empty: walk on without a reserve */
     for (int i = 0; i < n;) {
         e.visits++;
-        if (nres == 0) {
+        if (nres == 0 && (!exhausted || !(set[i] || fill[i]))) {
             e.refills++;
             e.passes++; /* counted as a restart even when the refill comes back empty */
             uint64_t got = R < avail ? R : avail;
             avail -= got;
-            if (got == 0) {
-                e.err = ENOMEM;
+            if (got == 0 && exhausted) {
+                e.err = ENOMEM; /* this member needs an object and none is to be had */
                 return e;
             }
+            exhausted = got == 0;
             nres = got;
             i = 0;
             continue;
