@@ -175,31 +175,29 @@ def svg_loglog(series, xlabel, ylabel, title=None, width=720, height=460, legend
     if title:
         out.append(f'<text x="{width / 2:.1f}" y="24" text-anchor="middle" font-size="15">'
                    f'{escape(title)}</text>')
-    # grid and ticks
-    for d in range(x0, x1 + 1):
-        for m in range(1, 10):
-            v = m * 10.0 ** d
-            if math.log10(v) > x1 + 1e-9:
-                break
-            x = px(v)
-            colour = "#bbbbbb" if m == 1 else "#eeeeee"
-            out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" '
-                       f'stroke="{colour}"/>')
-            if m == 1:
-                out.append(f'<text x="{x:.1f}" y="{top + ph + 18}" text-anchor="middle">'
-                           f'{escape(_tick_label(v))}</text>')
-    for d in range(y0, y1 + 1):
-        for m in range(1, 10):
-            v = m * 10.0 ** d
-            if math.log10(v) > y1 + 1e-9:
-                break
-            y = py(v)
-            colour = "#bbbbbb" if m == 1 else "#eeeeee"
-            out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" '
-                       f'stroke="{colour}"/>')
-            if m == 1:
-                out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
-                           f'{escape(_tick_label(v))}</text>')
+    # grid and ticks: a line at every 1..9 x 10^d, labelled at each power of ten
+    def decades(lo, hi):
+        for d in range(lo, hi + 1):
+            for m in range(1, 10):
+                v = m * 10.0 ** d
+                if math.log10(v) > hi + 1e-9:
+                    break
+                yield v, "#bbbbbb" if m == 1 else "#eeeeee", m == 1
+
+    for v, colour, major in decades(x0, x1):
+        x = px(v)
+        out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" '
+                   f'stroke="{colour}"/>')
+        if major:
+            out.append(f'<text x="{x:.1f}" y="{top + ph + 18}" text-anchor="middle">'
+                       f'{escape(_tick_label(v))}</text>')
+    for v, colour, major in decades(y0, y1):
+        y = py(v)
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" '
+                   f'stroke="{colour}"/>')
+        if major:
+            out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
+                       f'{escape(_tick_label(v))}</text>')
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" '
                f'stroke="black"/>')
     out.append(f'<text x="{left + pw / 2:.1f}" y="{height - 15}" text-anchor="middle">'

@@ -259,6 +259,16 @@ static void loose_push_chain(struct swf_cache *c, void *first, void *last)
     } while (!swf_cas_release_ptr(&c->x_loose, &head, first));
 }
 
+/* Push back the rest of a chain taken from the loose list (its tail found by walking it: the
+ * chain is ours alone until the push). */
+static void loose_push_rest(struct swf_cache *c, void *rest)
+{
+    void *last = rest;
+    for (void *next; (next = swf_load_relaxed_ptr((void *const *)last)) != NULL;)
+        last = next;
+    loose_push_chain(c, rest, last);
+}
+
 static void loose_push(struct swf_cache *c, void *obj)
 {
     swf_fetch_add_relaxed_64(&c->x_loose_objs, 1);
@@ -279,12 +289,8 @@ static uint32_t loose_take(struct swf_cache *c, struct swf_mag *m, uint32_t room
         chain = swf_load_relaxed_ptr((void *const *)chain);
         moved++;
     }
-    if (chain != NULL) {
-        void *last = chain;
-        for (void *next; (next = swf_load_relaxed_ptr((void *const *)last)) != NULL;)
-            last = next;
-        loose_push_chain(c, chain, last);
-    }
+    if (chain != NULL)
+        loose_push_rest(c, chain);
     swf_fetch_sub_relaxed_64(&c->x_loose_objs, moved);
     return moved;
 }
@@ -493,12 +499,8 @@ static void *take_unbound(struct swf_cache *c)
     if (chain == NULL)
         return NULL;
     void *rest = swf_load_relaxed_ptr((void *const *)chain);
-    if (rest != NULL) {
-        void *last = rest;
-        for (void *next; (next = swf_load_relaxed_ptr((void *const *)last)) != NULL;)
-            last = next;
-        loose_push_chain(c, rest, last);
-    }
+    if (rest != NULL)
+        loose_push_rest(c, rest);
     swf_fetch_sub_relaxed_64(&c->x_loose_objs, 1);
     return chain;
 }
