@@ -69,11 +69,14 @@ struct swf_list {
     size_t slot_offset; /* offsetof(member type, slot); a multiple of sizeof(void *) */
 };
 
+/* Whether a list's cursor can survive leaving the read-side section (pin, unpin and linked all
+ * set). Pure; any thread. */
 static inline bool swf_list_can_pin(const struct swf_list_ops *ops)
 {
     return ops->pin != NULL && ops->unpin != NULL && ops->linked != NULL;
 }
 
+/* The address of member's slot. Pure arithmetic: no access, no ordering; any thread. */
 static inline void **swf_slot_of(void *member, size_t slot_offset)
 {
     return (void **)(void *)((char *)member + slot_offset);

@@ -172,7 +172,8 @@ struct swf_sweep_stats {
  */
 SWF_API int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats);
 
-/* The checks swf_sweep makes, for sweeps generated with SWF_SWEEP_DEFINE (0 or EINVAL). */
+/* The checks swf_sweep makes, for sweeps generated with SWF_SWEEP_DEFINE: cfg validated against
+ * ops (which replace cfg->list.ops). Reads only; any thread. Returns 0, or EINVAL as swf_sweep. */
 SWF_API int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct swf_list_ops *ops);
 
 #ifdef __cplusplus
