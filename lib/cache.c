@@ -682,7 +682,9 @@ static int take_empty_chain(struct swf_cache *c, size_t count, struct swf_mag **
 int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *const *objs,
                             size_t n)
 {
-    SWF_CHECK_ARG(c == NULL || rec == NULL || (objs == NULL && n > 0), EINVAL);
+    SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
+    SWF_CHECK_ARG(rec == NULL, EINVAL, "rec is NULL");
+    SWF_CHECK_ARG(objs == NULL && n > 0, EINVAL, "objs is NULL and n is not 0");
     struct swf_mag *chain;
     if (take_empty_chain(c, (n + MAG_CAP - 1) / MAG_CAP, &chain) != 0)
         return ENOMEM;
@@ -704,7 +706,8 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
 
 int swf_cache_quiesce(struct swf_cache *c, ck_epoch_record_t *rec)
 {
-    SWF_CHECK_ARG(c == NULL || rec == NULL, EINVAL);
+    SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
+    SWF_CHECK_ARG(rec == NULL, EINVAL, "rec is NULL");
     ck_epoch_barrier_wait(rec, swf_epoch_wait_yield, NULL);
     return 0;
 }
@@ -714,7 +717,7 @@ int swf_cache_quiesce(struct swf_cache *c, ck_epoch_record_t *rec)
 
 int swf_cache_grow(struct swf_cache *c, size_t n)
 {
-    SWF_CHECK_ARG(c == NULL, EINVAL);
+    SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     int err = 0;
     pthread_mutex_lock(&c->refill_lock);
     replenish_pools(c);
@@ -728,7 +731,7 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
 
 int swf_cache_flush(struct swf_cache *c)
 {
-    SWF_CHECK_ARG(c == NULL, EINVAL);
+    SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     struct swf_tstate *ts = swf_tls_unbind(&c->owner);
     if (ts != NULL)
         tstate_release(&c->owner, ts);
@@ -737,7 +740,7 @@ int swf_cache_flush(struct swf_cache *c)
 
 int swf_cache_set_limit(struct swf_cache *c, size_t limit)
 {
-    SWF_CHECK_ARG(c == NULL, EINVAL);
+    SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     pthread_mutex_lock(&c->refill_lock);
     swf_store_relaxed_64(&c->x_limit, limit);
     pthread_mutex_unlock(&c->refill_lock);
@@ -746,8 +749,9 @@ int swf_cache_set_limit(struct swf_cache *c, size_t limit)
 
 int swf_cache_set_failslab(struct swf_cache *c, const struct swf_failslab *fs)
 {
-    SWF_CHECK_ARG(c == NULL, EINVAL);
-    SWF_CHECK_ARG(fs != NULL && (fs->probability > 100 || fs->times < -1), EINVAL);
+    SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
+    SWF_CHECK_ARG(fs != NULL && fs->probability > 100, EINVAL, "fs->probability is above 100");
+    SWF_CHECK_ARG(fs != NULL && fs->times < -1, EINVAL, "fs->times is below -1");
     pthread_mutex_lock(&c->refill_lock);
     swf_failslab_set(&c->fs, fs);
     pthread_mutex_unlock(&c->refill_lock);
@@ -756,7 +760,8 @@ int swf_cache_set_failslab(struct swf_cache *c, const struct swf_failslab *fs)
 
 int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
 {
-    SWF_CHECK_ARG(c == NULL || out == NULL, EINVAL);
+    SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
+    SWF_CHECK_ARG(out == NULL, EINVAL, "out is NULL");
     struct swf_cache_stats s = {0};
     uint32_t nts = swf_load_acquire_32(&c->tstates.x_count);
     for (uint32_t i = 0; i < nts; i++) {
@@ -821,11 +826,16 @@ static void cache_free_memory(struct swf_cache *c)
 
 int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
 {
-    SWF_CHECK_ARG(cfg == NULL || out == NULL, EINVAL);
-    SWF_CHECK_ARG(cfg->object_size == 0 || cfg->object_size > SWF_CACHE_OBJECT_MAX, EINVAL);
-    SWF_CHECK_ARG(cfg->align != 0 && (!swf_is_pow2(cfg->align) || cfg->align > SWF_CACHE_ALIGN_MAX),
-                  EINVAL);
-    SWF_CHECK_ARG(cfg->limit != 0 && cfg->limit < cfg->prefill, EINVAL);
+    SWF_CHECK_ARG(cfg == NULL, EINVAL, "cfg is NULL");
+    SWF_CHECK_ARG(out == NULL, EINVAL, "out is NULL");
+    SWF_CHECK_ARG(cfg->object_size == 0, EINVAL, "cfg->object_size is 0");
+    SWF_CHECK_ARG(cfg->object_size > SWF_CACHE_OBJECT_MAX, EINVAL,
+                  "cfg->object_size is above SWF_CACHE_OBJECT_MAX");
+    SWF_CHECK_ARG(cfg->align != 0 && !swf_is_pow2(cfg->align), EINVAL,
+                  "cfg->align is not a power of two");
+    SWF_CHECK_ARG(cfg->align > SWF_CACHE_ALIGN_MAX, EINVAL, "cfg->align is above SWF_CACHE_ALIGN_MAX");
+    SWF_CHECK_ARG(cfg->limit != 0 && cfg->limit < cfg->prefill, EINVAL,
+                  "cfg->limit is below cfg->prefill");
 
     struct swf_cache *c;
     if (posix_memalign((void **)&c, 64, sizeof(*c)) != 0)
@@ -864,7 +874,7 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
 
 int swf_cache_destroy(struct swf_cache *c)
 {
-    SWF_CHECK_ARG(c == NULL, EINVAL);
+    SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     struct swf_cache_stats s;
     swf_cache_stats(c, &s);
     if (s.alive != 0)

@@ -149,15 +149,11 @@ static void reader_leave(struct swf_reader *rd)
 
 struct swf_reader *swf_registry_read_lock(struct swf_registry *r)
 {
-    if (r == NULL) {
-        errno = EINVAL;
-        return NULL;
-    }
+    if (r == NULL)
+        return swf_fail_null(__func__, EINVAL, "r is NULL");
     struct swf_reader *rd = reader_get(r);
-    if (rd == NULL) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (rd == NULL)
+        return swf_fail_null(__func__, ENOMEM, "no memory for this thread's epoch record");
     reader_enter(rd);
     return rd;
 }
@@ -271,7 +267,7 @@ static void barrier(struct swf_registry *r)
 
 int swf_registry_synchronize(struct swf_registry *r)
 {
-    SWF_CHECK_ARG(r == NULL, EINVAL);
+    SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
     barrier(r);
     finalise_ready(r, true);
     return 0;
@@ -338,7 +334,8 @@ static void *object_for(struct swf_registry *r, struct swf_node *n)
 
 int swf_registry_add(struct swf_registry *r, struct swf_node *n)
 {
-    SWF_CHECK_ARG(r == NULL || n == NULL, EINVAL);
+    SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
+    SWF_CHECK_ARG(n == NULL, EINVAL, "n is NULL");
     int err = 0;
     pthread_mutex_lock(&r->writer);
     uint32_t state = swf_load_acquire_32(&n->x_state);
@@ -372,7 +369,8 @@ int swf_registry_add(struct swf_registry *r, struct swf_node *n)
 
 int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)(struct swf_node *))
 {
-    SWF_CHECK_ARG(r == NULL || n == NULL, EINVAL);
+    SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
+    SWF_CHECK_ARG(n == NULL, EINVAL, "n is NULL");
     pthread_mutex_lock(&r->writer);
     /* The state first: n->registry is ours to read only while n is linked (set under writer). */
     if (swf_load_acquire_32(&n->x_state) != NODE_LINKED || n->registry != r) {
@@ -416,7 +414,7 @@ static void record_sweep(struct swf_registry *r, const struct swf_sweep_stats *s
 
 int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
 {
-    SWF_CHECK_ARG(r == NULL, EINVAL);
+    SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
     pthread_mutex_lock(&r->activation);
     if (swf_load_relaxed_32(&r->x_active) && r->complete) {
         pthread_mutex_unlock(&r->activation);
@@ -518,7 +516,7 @@ static int unpublish_all(struct swf_registry *r, struct swf_reader *rd)
 
 int swf_registry_deactivate(struct swf_registry *r)
 {
-    SWF_CHECK_ARG(r == NULL, EINVAL);
+    SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
     pthread_mutex_lock(&r->activation);
     if (!swf_load_relaxed_32(&r->x_active)) {
         pthread_mutex_unlock(&r->activation);
@@ -541,8 +539,13 @@ int swf_registry_deactivate(struct swf_registry *r)
 
 int swf_registry_create(const struct swf_registry_config *cfg, struct swf_registry **out)
 {
-    SWF_CHECK_ARG(cfg == NULL || out == NULL || cfg->cache == NULL || cfg->init == NULL, EINVAL);
-    SWF_CHECK_ARG(cfg->reserve == 0 || cfg->reserve > SWF_SWEEP_RESERVE_MAX, EINVAL);
+    SWF_CHECK_ARG(cfg == NULL, EINVAL, "cfg is NULL");
+    SWF_CHECK_ARG(out == NULL, EINVAL, "out is NULL");
+    SWF_CHECK_ARG(cfg->cache == NULL, EINVAL, "cfg->cache is NULL");
+    SWF_CHECK_ARG(cfg->init == NULL, EINVAL, "cfg->init is NULL");
+    SWF_CHECK_ARG(cfg->reserve == 0, EINVAL, "cfg->reserve is 0");
+    SWF_CHECK_ARG(cfg->reserve > SWF_SWEEP_RESERVE_MAX, EINVAL,
+                  "cfg->reserve is above SWF_SWEEP_RESERVE_MAX");
     struct swf_registry *r;
     if (posix_memalign((void **)&r, 64, sizeof(*r)) != 0)
         return ENOMEM;
@@ -571,7 +574,7 @@ int swf_registry_create(const struct swf_registry_config *cfg, struct swf_regist
 
 int swf_registry_destroy(struct swf_registry *r)
 {
-    SWF_CHECK_ARG(r == NULL, EINVAL);
+    SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
     if (swf_load_relaxed_32(&r->x_active) || swf_load_relaxed_64(&r->x_members) != 0)
         return EBUSY;
     swf_registry_synchronize(r);
@@ -590,7 +593,8 @@ int swf_registry_destroy(struct swf_registry *r)
 
 int swf_registry_stats(struct swf_registry *r, struct swf_registry_stats *out)
 {
-    SWF_CHECK_ARG(r == NULL || out == NULL, EINVAL);
+    SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
+    SWF_CHECK_ARG(out == NULL, EINVAL, "out is NULL");
     struct swf_registry_stats s;
     memset(&s, 0, sizeof(s));
     s.members = swf_load_relaxed_64(&r->x_members);

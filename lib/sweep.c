@@ -14,25 +14,35 @@
 
 int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct swf_list_ops *ops)
 {
-    SWF_CHECK_ARG(cfg == NULL || ops == NULL, EINVAL);
-    SWF_CHECK_ARG(ops->first == NULL || ops->next == NULL, EINVAL);
+    SWF_CHECK_ARG(cfg == NULL, EINVAL, "cfg is NULL");
+    SWF_CHECK_ARG(ops == NULL, EINVAL, "cfg->list.ops is NULL");
+    SWF_CHECK_ARG(ops->first == NULL, EINVAL, "list ops: first is NULL");
+    SWF_CHECK_ARG(ops->next == NULL, EINVAL, "list ops: next is NULL");
     bool some_pin = ops->pin != NULL || ops->unpin != NULL || ops->linked != NULL;
-    SWF_CHECK_ARG(some_pin && !swf_list_can_pin(ops), EINVAL);
-    SWF_CHECK_ARG(cfg->cache == NULL || cfg->init == NULL, EINVAL);
-    SWF_CHECK_ARG(cfg->guard.enter == NULL || cfg->guard.leave == NULL, EINVAL);
-    SWF_CHECK_ARG(cfg->reserve == 0 || cfg->reserve > SWF_SWEEP_RESERVE_MAX, EINVAL);
-    SWF_CHECK_ARG(cfg->list.slot_offset % sizeof(void *) != 0, EINVAL);
-    SWF_CHECK_ARG(cfg->section_bound != 0 && !swf_list_can_pin(ops), EINVAL);
+    SWF_CHECK_ARG(some_pin && !swf_list_can_pin(ops), EINVAL,
+                  "list ops: pin, unpin and linked must be all set or all NULL");
+    SWF_CHECK_ARG(cfg->cache == NULL, EINVAL, "cfg->cache is NULL");
+    SWF_CHECK_ARG(cfg->init == NULL, EINVAL, "cfg->init is NULL");
+    SWF_CHECK_ARG(cfg->guard.enter == NULL, EINVAL, "cfg->guard.enter is NULL");
+    SWF_CHECK_ARG(cfg->guard.leave == NULL, EINVAL, "cfg->guard.leave is NULL");
+    SWF_CHECK_ARG(cfg->reserve == 0, EINVAL, "cfg->reserve is 0");
+    SWF_CHECK_ARG(cfg->reserve > SWF_SWEEP_RESERVE_MAX, EINVAL,
+                  "cfg->reserve is above SWF_SWEEP_RESERVE_MAX");
+    SWF_CHECK_ARG(cfg->list.slot_offset % sizeof(void *) != 0, EINVAL,
+                  "cfg->list.slot_offset is not a multiple of sizeof(void *)");
+    SWF_CHECK_ARG(cfg->section_bound != 0 && !swf_list_can_pin(ops), EINVAL,
+                  "cfg->section_bound is set but the list cannot pin");
     SWF_CHECK_ARG(cfg->algo != SWF_RESUME && cfg->algo != SWF_RESTART &&
                       cfg->algo != SWF_BATCH_RESTART,
-                  EINVAL);
-    SWF_CHECK_ARG(cfg->publish != SWF_PUBLISH_STORE && cfg->publish != SWF_PUBLISH_CAS, EINVAL);
+                  EINVAL, "cfg->algo is not an enum swf_algo value");
+    SWF_CHECK_ARG(cfg->publish != SWF_PUBLISH_STORE && cfg->publish != SWF_PUBLISH_CAS, EINVAL,
+                  "cfg->publish is not an enum swf_publish value");
     return 0;
 }
 
 int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
 {
-    SWF_CHECK_ARG(cfg == NULL, EINVAL);
+    SWF_CHECK_ARG(cfg == NULL, EINVAL, "cfg is NULL");
     int err = swf_sweep_validate(cfg, cfg->list.ops);
     if (err != 0)
         return err;

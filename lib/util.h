@@ -14,10 +14,11 @@
 
 #define SWF_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
-#if defined(NDEBUG)
-#define SWF_DEBUG 0
-#else
+/* The misuse checks of meson's debug_checks option (off in release installs). */
+#if defined(SWF_DEBUG_CHECKS) && SWF_DEBUG_CHECKS
 #define SWF_DEBUG 1
+#else
+#define SWF_DEBUG 0
 #endif
 
 /*
@@ -27,12 +28,24 @@
 __attribute__((noreturn, format(printf, 2, 3))) void swf_die(const char *function, const char *fmt,
                                                              ...);
 
-/* Return err from the enclosing function when cond holds: the cheap argument checks every public
- * function makes in every build. */
-#define SWF_CHECK_ARG(cond, err) \
-    do {                         \
-        if (SWF_UNLIKELY(cond))  \
-            return (err);        \
+/*
+ * Record why the calling public function fails with err (swf_error_reason() returns reason on
+ * this thread until the next failure) and return err. reason is a string literal naming the
+ * check or the condition. Debug-check builds also print "sweepfill: <function>: <reason>" to
+ * stderr for EINVAL, which is always a caller's mistake. Lock-free and allocation-free (the
+ * reason lives in initial-exec TLS), so the NOWAIT paths may use it.
+ */
+int swf_fail(const char *function, int err, const char *reason);
+
+/* The same for functions that return a pointer: sets errno to err and returns NULL. */
+void *swf_fail_null(const char *function, int err, const char *reason);
+
+/* Return err from the enclosing function when cond holds, recording reason: the cheap argument
+ * checks every public function makes in every build. */
+#define SWF_CHECK_ARG(cond, err, reason)                \
+    do {                                                \
+        if (SWF_UNLIKELY(cond))                         \
+            return swf_fail(__func__, (err), (reason)); \
     } while (0)
 
 static inline bool swf_is_pow2(size_t x)
