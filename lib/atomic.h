@@ -124,6 +124,10 @@ static inline uint64_t swf_fetch_sub_relaxed_64(uint64_t *p, uint64_t v)
 {
     return atomic_fetch_sub_explicit(SWF_A64(p), v, memory_order_relaxed);
 }
+static inline uint64_t swf_fetch_add_release_64(uint64_t *p, uint64_t v)
+{
+    return atomic_fetch_add_explicit(SWF_A64(p), v, memory_order_release);
+}
 
 /* 8-bit (debug-build object states only) */
 static inline uint8_t swf_load_relaxed_8(const uint8_t *p)
@@ -144,6 +148,11 @@ static inline bool swf_cas_relaxed_8(uint8_t *p, uint8_t *expected, uint8_t desi
 static inline void swf_fence_seq_cst(void)
 {
     atomic_thread_fence(memory_order_seq_cst);
+}
+/* An acquire fence: earlier loads before later loads and stores. */
+static inline void swf_fence_acquire(void)
+{
+    atomic_thread_fence(memory_order_acquire);
 }
 
 #else /* ck_pr */
@@ -260,6 +269,11 @@ static inline uint64_t swf_fetch_sub_relaxed_64(uint64_t *p, uint64_t v)
 {
     return ck_pr_faa_64(p, (uint64_t)0 - v);
 }
+static inline uint64_t swf_fetch_add_release_64(uint64_t *p, uint64_t v)
+{
+    ck_pr_fence_release();
+    return ck_pr_faa_64(p, v);
+}
 
 static inline uint8_t swf_load_relaxed_8(const uint8_t *p)
 {
@@ -277,6 +291,10 @@ static inline bool swf_cas_relaxed_8(uint8_t *p, uint8_t *expected, uint8_t desi
 static inline void swf_fence_seq_cst(void)
 {
     ck_pr_fence_memory();
+}
+static inline void swf_fence_acquire(void)
+{
+    ck_pr_fence_acquire();
 }
 
 #endif

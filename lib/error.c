@@ -2,7 +2,9 @@
  * lib/error.c - why the last call failed (swf_error_reason), and the debug-check build's report.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "sweepfill/api.h"
 #include "util.h"
@@ -32,4 +34,15 @@ const char *swf_error_reason(void)
 int swf_debug_checks(void)
 {
     return SWF_DEBUG;
+}
+
+void swf_die(const char *function, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "sweepfill: %s: ", function);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort();
 }

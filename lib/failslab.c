@@ -2,10 +2,9 @@
  * lib/failslab.c - parsing SWF_FAILSLAB and deciding which NOWAIT calls fail.
  *
  * The decision for call k is a pure function of (seed, k) and the interval, plus the shared
- * `times` budget: that is what makes a run reproducible for a seed. The parameters are written
- * before x_on is release-stored, and read after x_on is seen set; a NOWAIT call racing with a
- * reconfiguration may use either the old or the new parameters, never a mix that matters (each
- * field is read once per decision).
+ * `times` budget: that is what makes a run reproducible for a seed. The parameters live in an
+ * immutable block published by one release store (failslab.h), so a NOWAIT call racing with a
+ * reconfiguration uses either the old or the new settings, each complete.
  */
 #include "failslab.h"
 
@@ -20,44 +19,60 @@
 #include "atomic.h"
 #include "util.h"
 
-void swf_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *fs)
+int swf_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *fs)
 {
-    swf_store_relaxed_32(&s->x_on, 0);
-    if (fs == NULL)
-        return;
-    s->probability = fs->probability;
-    s->interval = fs->interval;
-    s->seed = fs->seed;
-    swf_store_relaxed_64(&s->x_times, (uint64_t)fs->times);
-    swf_store_relaxed_64(&s->x_calls, 0);
-    /* Release: a NOWAIT call that sees x_on set sees the parameters above. */
-    swf_store_release_32(&s->x_on, fs->probability > 0 && fs->times != 0);
+    struct swf_failslab_block *b = NULL;
+    if (fs != NULL && fs->probability > 0 && fs->times != 0) {
+        b = calloc(1, sizeof(*b));
+        if (b == NULL)
+            return ENOMEM;
+        b->probability = fs->probability;
+        b->interval = fs->interval;
+        b->seed = fs->seed;
+        b->x_times = (uint64_t)(int64_t)fs->times;
+        b->replaced = s->last;
+        s->last = b;
+    }
+    /* Release: a NOWAIT call that loads b (acquire) sees its fields as written above. */
+    swf_store_release_ptr((void **)&s->x_cur, b);
+    return 0;
+}
+
+void swf_failslab_fini(struct swf_failslab_state *s)
+{
+    for (struct swf_failslab_block *b = s->last, *next; b != NULL; b = next) {
+        next = b->replaced;
+        free(b);
+    }
+    s->last = NULL;
+    s->x_cur = NULL;
 }
 
 /* Take one failure from the budget; false when it is spent. */
-static bool take_one_time(struct swf_failslab_state *s)
+static bool take_one_time(struct swf_failslab_block *b)
 {
-    uint64_t t = swf_load_relaxed_64(&s->x_times);
+    uint64_t t = swf_load_relaxed_64(&b->x_times);
     for (;;) {
         if ((int64_t)t < 0)
             return true; /* unlimited */
         if (t == 0)
             return false;
-        if (swf_cas_acq_rel_64(&s->x_times, &t, t - 1))
+        if (swf_cas_acq_rel_64(&b->x_times, &t, t - 1))
             return true;
     }
 }
 
 bool swf_failslab_should_fail(struct swf_failslab_state *s)
 {
-    if (!swf_load_acquire_32(&s->x_on))
+    struct swf_failslab_block *b = swf_load_acquire_ptr((void *const *)&s->x_cur);
+    if (b == NULL)
         return false;
-    uint64_t k = swf_fetch_add_relaxed_64(&s->x_calls, 1);
-    if (s->interval > 1 && k % s->interval != s->interval - 1)
+    uint64_t k = swf_fetch_add_relaxed_64(&b->x_calls, 1);
+    if (b->interval > 1 && k % b->interval != b->interval - 1)
         return false;
-    if (swf_mix64(s->seed ^ swf_mix64(k)) % 100 >= s->probability)
+    if (swf_mix64(b->seed ^ swf_mix64(k)) % 100 >= b->probability)
         return false;
-    return take_one_time(s);
+    return take_one_time(b);
 }
 
 static int failf(char *err, size_t err_len, const char *fmt, ...)
@@ -123,16 +138,19 @@ static bool parse_number(const char *s, const char *end, int64_t min, uint64_t m
     return true;
 }
 
-int swf_failslab_parse(const char *spec, struct swf_failslab *out, char *cache_name,
-                       size_t name_len, char *err, size_t err_len)
+static int parse_spec(const char *spec, struct swf_failslab *out, char *cache_name,
+                      size_t name_len, char *err, size_t err_len)
 {
-    if (spec == NULL || out == NULL)
-        return failf(err, err_len, "no specification");
+    if (spec == NULL || out == NULL) {
+        failf(err, err_len, "no specification");
+        return swf_fail(__func__, EINVAL, spec == NULL ? "spec is NULL" : "out is NULL");
+    }
     struct swf_failslab fs = {.probability = 0, .interval = 1, .times = -1, .seed = 0};
     bool have_probability = false;
     if (cache_name != NULL && name_len > 0)
         cache_name[0] = '\0';
 
+    unsigned seen = 0; /* one bit per key: each may appear once */
     const char *p = spec;
     while (*p != '\0') {
         const char *comma = strchr(p, ',');
@@ -144,6 +162,14 @@ int swf_failslab_parse(const char *spec, struct swf_failslab *out, char *cache_n
         const char *v = eq + 1;
         uint64_t n;
 #define KEY_IS(k) (klen == sizeof(k) - 1 && memcmp(p, k, klen) == 0)
+        static const char *const keys[] = {"probability", "interval", "times", "seed", "cache"};
+        for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+            if (strlen(keys[i]) == klen && memcmp(p, keys[i], klen) == 0) {
+                if (seen & (1u << i))
+                    return failf(err, err_len, "%s= is given twice", keys[i]);
+                seen |= 1u << i;
+            }
+        }
         if (KEY_IS("probability")) {
             if (!parse_number(v, end, 0, 100, false, &n))
                 return failf(err, err_len, "probability must be 0..100, not '%.*s'", (int)(end - v),
@@ -193,6 +219,15 @@ int swf_failslab_parse(const char *spec, struct swf_failslab *out, char *cache_n
     return 0;
 }
 
+int swf_failslab_parse(const char *spec, struct swf_failslab *out, char *cache_name,
+                       size_t name_len, char *err, size_t err_len)
+{
+    int e = parse_spec(spec, out, cache_name, name_len, err, err_len);
+    if (e != 0 && spec != NULL && out != NULL)
+        return swf_fail(__func__, e, "spec is malformed (err says how)");
+    return e;
+}
+
 int swf_failslab_from_env(struct swf_failslab_state *s, const char *name)
 {
     const char *spec = getenv(SWF_FAILSLAB_ENV);
@@ -208,6 +243,5 @@ int swf_failslab_from_env(struct swf_failslab_state *s, const char *name)
     }
     if (only[0] != '\0' && (name == NULL || strcmp(only, name) != 0))
         return 0;
-    swf_failslab_set(s, &fs);
-    return 0;
+    return swf_failslab_set(s, &fs);
 }

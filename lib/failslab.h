@@ -9,24 +9,50 @@
 
 #include "sweepfill/cache.h"
 
-struct swf_failslab_state {
-    uint32_t x_on; /* read on every NOWAIT allocation; 0 keeps the fast path untouched */
-    uint32_t probability;
+#include "atomic.h"
+
+/*
+ * The settings in force, published as one pointer to an immutable block: a NOWAIT call that
+ * loads the pointer (acquire) sees one complete set of parameters, never a mix of two settings,
+ * whatever the interleaving with swf_cache_set_failslab. Only the call counter and the remaining
+ * `times` change in a published block (atomically). Replaced blocks are kept until the cache is
+ * destroyed, since a NOWAIT call may still be reading one: they are a few dozen bytes per
+ * set_failslab call.
+ */
+struct swf_failslab_block {
+    unsigned int probability;
     uint64_t interval;
-    uint64_t x_times; /* remaining failures as a signed count stored unsigned; -1 = unlimited */
     uint64_t seed;
+    uint64_t x_times; /* remaining failures as a signed count stored unsigned; -1 = unlimited */
     uint64_t x_calls; /* NOWAIT calls numbered so far */
+    struct swf_failslab_block *replaced; /* the block in force before this one */
 };
 
-/* Install fs (NULL: switch off). Writers are serialised by the caller's mutex. */
-void swf_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *fs);
+struct swf_failslab_state {
+    struct swf_failslab_block *x_cur; /* NULL: no injection (the fast path's only check) */
+    struct swf_failslab_block *last;  /* the newest block installed; writers only */
+};
 
-/* Number this NOWAIT call and decide whether it fails. Lock-free; called only when x_on. */
+/* Install fs (NULL: switch off). Writers are serialised by the caller's mutex. Returns 0 or
+ * ENOMEM (nothing changed). Blocking (allocates). */
+int swf_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *fs);
+
+/* Whether injection is on: one relaxed load, for the NOWAIT fast path. */
+static inline bool swf_failslab_on(const struct swf_failslab_state *s)
+{
+    return swf_load_relaxed_ptr((void *const *)&s->x_cur) != NULL;
+}
+
+/* Number this NOWAIT call and decide whether it fails. Lock-free. */
 bool swf_failslab_should_fail(struct swf_failslab_state *s);
+
+/* Free every block (the cache is being destroyed: no call can be reading them). */
+void swf_failslab_fini(struct swf_failslab_state *s);
 
 /*
  * Apply SWF_FAILSLAB from the environment to a cache named name (may be NULL). Returns 0 (variable
- * unset, or set for another cache, or applied) or EINVAL after printing the reason to stderr.
+ * unset, or set for another cache, or applied), EINVAL after printing the reason to stderr, or
+ * ENOMEM.
  */
 int swf_failslab_from_env(struct swf_failslab_state *s, const char *name);
 

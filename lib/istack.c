@@ -32,14 +32,14 @@ uint32_t swf_itable_grow(struct swf_itable *t)
 {
     uint32_t count = swf_load_relaxed_32(&t->x_count);
     uint32_t b = count >> t->shift;
-    if (b >= t->max_blocks)
+    if (b >= t->max_blocks || count + (1u << t->shift) > SWF_ISTACK_NODES_MAX)
         return UINT32_MAX;
     size_t bytes = t->node_size << t->shift;
     void *block;
     /* Cache-line aligned, so that per-thread nodes sized in lines never share one. */
     if (posix_memalign(&block, 64, bytes) != 0)
         return UINT32_MAX;
-    memset(block, 0, bytes);
+    memset(block, 0, bytes); /* also prepares every page: NOWAIT paths write nodes */
     swf_store_release_ptr(&t->x_blocks[b], block);
     /* Release: stats readers that acquire the count see the block and its zeroed nodes. */
     swf_store_release_32(&t->x_count, count + (1u << t->shift));

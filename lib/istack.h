@@ -5,10 +5,12 @@
  * lives, so a node is never unmapped under a thread that still looks at it; what remains is the
  * ABA problem of a Treiber stack (a pop reads head A and A->next B, A is popped and pushed back
  * meanwhile, and a compare-and-swap from A to B would resurrect B). The head therefore packs a
- * 32-bit tag with the index and every successful push or pop bumps the tag, so a stale
- * compare-and-swap fails, with one word-sized CAS and no double-width atomics (which the c11 build
- * could not express portably). An ABA would need exactly 2^32 modifications between one thread's
- * load and its CAS.
+ * tag with the index and every successful push or pop bumps the tag, so a stale compare-and-swap
+ * fails, with one word-sized CAS and no double-width atomics (which the c11 build could not
+ * express portably). The index takes SWF_ISTACK_INDEX_BITS = 24 bits (16M nodes: tables are
+ * capped below that) and the tag the other 40. A wrong CAS would need exactly a multiple of 2^40
+ * (about 10^12) successful pushes and pops on one stack between one thread's load and its CAS:
+ * at 10 ns each, a thread preempted for three hours, and then the same node on top.
  *
  * Nodes live in a two-level table: block i holds nodes [i << shift, (i + 1) << shift). Blocks are
  * added under the owner's mutex and published with a release store of the node count; a node's
@@ -33,8 +35,13 @@ struct swf_itable {
     size_t node_size;
 };
 
+#define SWF_ISTACK_INDEX_BITS 24
+#define SWF_ISTACK_NODES_MAX   ((UINT32_C(1) << SWF_ISTACK_INDEX_BITS) - 1)
+#define SWF_ISTACK_INDEX_MASK  ((UINT64_C(1) << SWF_ISTACK_INDEX_BITS) - 1)
+#define SWF_ISTACK_TAG_ONE     (UINT64_C(1) << SWF_ISTACK_INDEX_BITS)
+
 struct swf_istack {
-    uint64_t x_head; /* tag << 32 | (index + 1); index part 0 = empty */
+    uint64_t x_head; /* tag << 24 | (index + 1); index part 0 = empty */
 };
 
 static inline void *swf_itable_node(const struct swf_itable *t, uint32_t index)
@@ -51,8 +58,8 @@ static inline void swf_istack_push(struct swf_istack *s, const struct swf_itable
     uint64_t head = swf_load_relaxed_64(&s->x_head);
     uint64_t desired;
     do {
-        swf_store_relaxed_32(next, (uint32_t)head);
-        desired = (((head >> 32) + 1) << 32) | (uint64_t)(index + 1);
+        swf_store_relaxed_32(next, (uint32_t)(head & SWF_ISTACK_INDEX_MASK));
+        desired = ((head & ~SWF_ISTACK_INDEX_MASK) + SWF_ISTACK_TAG_ONE) | (uint64_t)(index + 1);
         /* Release: the node's contents (a magazine's objects, written by this thread) happen-
          * before the pop that acquires this head. */
     } while (!swf_cas_acq_rel_64(&s->x_head, &head, desired));
@@ -65,20 +72,27 @@ static inline uint32_t swf_istack_pop(struct swf_istack *s, const struct swf_ita
      * contents. */
     uint64_t head = swf_load_acquire_64(&s->x_head);
     for (;;) {
-        uint32_t top = (uint32_t)head;
+        uint32_t top = (uint32_t)(head & SWF_ISTACK_INDEX_MASK);
         if (top == 0)
             return UINT32_MAX;
         /* The node may be popped and reused by another thread right now; its link is then stale
          * but the tag makes our CAS fail. The node's memory stays mapped (see above). */
         uint32_t next = swf_load_relaxed_32((const uint32_t *)swf_itable_node(t, top - 1));
-        uint64_t desired = (((head >> 32) + 1) << 32) | next;
+        uint64_t desired = ((head & ~SWF_ISTACK_INDEX_MASK) + SWF_ISTACK_TAG_ONE) | next;
         if (swf_cas_acq_rel_64(&s->x_head, &head, desired))
             return top - 1;
     }
 }
 
-/* Add one block of nodes (zeroed) to the table; the caller holds the owner's mutex. Returns the
- * index of the first new node, or UINT32_MAX if the table is full or memory ran out. */
+/* Whether the stack is empty (a relaxed look). */
+static inline int swf_istack_empty(const struct swf_istack *s)
+{
+    return (swf_load_relaxed_64(&s->x_head) & SWF_ISTACK_INDEX_MASK) == 0;
+}
+
+/* Add one block of nodes (zeroed, every page written) to the table; the caller holds the owner's
+ * mutex. Returns the index of the first new node, or UINT32_MAX if the table is full (max_blocks,
+ * or SWF_ISTACK_NODES_MAX nodes) or memory ran out. */
 uint32_t swf_itable_grow(struct swf_itable *t);
 int swf_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks);
 void swf_itable_fini(struct swf_itable *t);

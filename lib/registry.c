@@ -37,7 +37,9 @@
 #include "tsan.h"
 #include "util.h"
 
-enum node_state { NODE_UNLINKED = 0, NODE_LINKED = 1, NODE_DELETED = 2 };
+/* A node's life: UNLINKED -add-> LINKED -del-> DELETED -finalise-> UNLINKED (no release
+ * callback) or RELEASED (release called; swf_node_init makes it UNLINKED again). */
+enum node_state { NODE_UNLINKED = 0, NODE_LINKED = 1, NODE_DELETED = 2, NODE_RELEASED = 3 };
 #define REF_PENDING 0x80000000u
 
 _Static_assert(sizeof(((struct swf_node *)0)->epoch_entry) >= sizeof(ck_epoch_entry_t),
@@ -46,8 +48,6 @@ _Static_assert(sizeof(((struct swf_node *)0)->epoch_entry) >= sizeof(ck_epoch_en
 struct swf_reader {
     ck_epoch_record_t rec; /* first: recycled records come back as ck_epoch_record_t * */
     struct swf_registry *r;
-    int held;     /* an activation or deactivation walk is using it across sections */
-    int detached; /* its binding was evicted while it was in use */
     struct swf_reader *next_all;
 };
 
@@ -90,31 +90,23 @@ static ck_epoch_entry_t *node_entry(struct swf_node *n)
 
 /* ---- readers -------------------------------------------------------------------------------- */
 
-/* The thread's binding for r is being given back (thread exit, or another owner needs the TLS
- * way). A record in use must stay registered until its user is done with it. */
+/* The thread's binding for r is given back at its exit: the record becomes recyclable. */
 static void reader_release(struct swf_tls_owner *o, void *state)
 {
     (void)o;
     struct swf_reader *rd = state;
-    if (rd->rec.active == 0 && rd->held == 0)
-        ck_epoch_unregister(&rd->rec);
-    else
-        rd->detached = 1;
+    ck_epoch_unregister(&rd->rec);
 }
 
-static void reader_done_with(struct swf_reader *rd)
-{
-    if (rd->detached && rd->rec.active == 0 && rd->held == 0) {
-        rd->detached = 0;
-        ck_epoch_unregister(&rd->rec);
-    }
-}
-
+/* The calling thread's reader for r, made (or recycled) on its first read. Blocking the first
+ * time (prepares the thread, may allocate); a TLS lookup afterwards. */
 static struct swf_reader *reader_get(struct swf_registry *r)
 {
     struct swf_reader *rd = swf_tls_get(&r->owner);
     if (SWF_LIKELY(rd != NULL))
         return rd;
+    if (swf_tls_prepare(&r->owner) != 0)
+        return NULL;
     ck_epoch_record_t *rec = ck_epoch_recycle(&r->epoch, r);
     if (rec != NULL) {
         rd = (struct swf_reader *)(void *)rec;
@@ -129,22 +121,28 @@ static struct swf_reader *reader_get(struct swf_registry *r)
         pthread_mutex_unlock(&r->records_lock);
     }
     rd->r = r;
-    rd->held = 0;
-    rd->detached = 0;
     swf_tls_bind(&r->owner, rd);
     return rd;
 }
 
+/*
+ * Enter a section. Concurrency Kit up to 0.7.2 (Debian 12 ships 0.7.1) lacks a load fence in
+ * ck_epoch_begin between its read of the global epoch and the section's own loads: on a weakly
+ * ordered machine (ARM, POWER) a section could then read list memory older than the epoch it
+ * advertises, and a grace period could end under it (fixed upstream in June 2026, "ck_epoch: add
+ * missing barrier for RMO architectures in begin"). The acquire fence here is that barrier; on
+ * x86 it compiles to nothing.
+ */
 static void reader_enter(struct swf_reader *rd)
 {
     ck_epoch_begin(&rd->rec, NULL);
+    swf_fence_acquire();
 }
 
 static void reader_leave(struct swf_reader *rd)
 {
     swf_tsan_release(&rd->r->epoch); /* tsan.h: pairs with acquires after grace periods */
     ck_epoch_end(&rd->rec, NULL);
-    reader_done_with(rd);
 }
 
 struct swf_reader *swf_registry_read_lock(struct swf_registry *r)
@@ -214,6 +212,12 @@ static void node_grace_over(ck_epoch_entry_t *e)
     }
 }
 
+/*
+ * Take n's object back and hand n to its owner. With a release callback the node goes to
+ * RELEASED, which add refuses (EBUSY) until the owner calls swf_node_init: so no add can link n
+ * before release(n) has been called, and release never runs on a node that is linked again.
+ * The library does not touch n after the state store.
+ */
 static void finalise(struct swf_registry *r, struct swf_node *n)
 {
     void *obj = swf_slot_take(&n->slot);
@@ -223,9 +227,9 @@ static void finalise(struct swf_registry *r, struct swf_node *n)
     swf_store_relaxed_32(&n->x_ref, 0);
     n->registry = NULL;
     n->release = NULL;
-    swf_store_release_32(&n->x_state, NODE_UNLINKED);
     swf_fetch_add_relaxed_64(&r->x_released, 1);
     swf_fetch_sub_relaxed_64(&r->x_pending_release, 1);
+    swf_store_release_32(&n->x_state, release != NULL ? NODE_RELEASED : NODE_UNLINKED);
     if (release != NULL)
         release(n);
 }
@@ -313,6 +317,7 @@ static void guard_enter(void *rd)
     reader_enter(rd);
 }
 
+
 static void guard_leave(void *rd)
 {
     reader_leave(rd);
@@ -339,15 +344,27 @@ int swf_registry_add(struct swf_registry *r, struct swf_node *n)
     int err = 0;
     pthread_mutex_lock(&r->writer);
     uint32_t state = swf_load_acquire_32(&n->x_state);
-    if (state == NODE_LINKED)
+    const char *why = NULL;
+    if (state == NODE_LINKED) {
         err = EEXIST;
-    else if (state == NODE_DELETED)
+        why = "n is linked (here or in another registry)";
+    } else if (state == NODE_DELETED) {
         err = EBUSY;
+        why = "n was deleted and has not been finalised yet";
+    } else if (state == NODE_RELEASED) {
+        err = EBUSY;
+        why = "n was released: swf_node_init(n) before adding it again";
+    } else if (state != NODE_UNLINKED) {
+        err = EINVAL;
+        why = "n is not zeroed (swf_node_init)";
+    }
     void *obj = NULL;
     if (err == 0 && swf_load_relaxed_32(&r->x_active)) {
         obj = object_for(r, n);
-        if (obj == NULL)
+        if (obj == NULL) {
             err = ENOMEM;
+            why = "active and no object could be had for n";
+        }
     }
     if (err == 0) {
         n->registry = r;
@@ -364,7 +381,7 @@ int swf_registry_add(struct swf_registry *r, struct swf_node *n)
         swf_fetch_add_relaxed_64(&r->x_members, 1);
     }
     pthread_mutex_unlock(&r->writer);
-    return err;
+    return err ? swf_fail(__func__, err, why) : 0;
 }
 
 int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)(struct swf_node *))
@@ -375,7 +392,7 @@ int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)
     /* The state first: n->registry is ours to read only while n is linked (set under writer). */
     if (swf_load_acquire_32(&n->x_state) != NODE_LINKED || n->registry != r) {
         pthread_mutex_unlock(&r->writer);
-        return ENOENT;
+        return swf_fail(__func__, ENOENT, "n is not linked in r");
     }
     CK_LIST_REMOVE(n, link);
     n->release = release;
@@ -385,6 +402,9 @@ int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)
 
     pthread_mutex_lock(&r->reclaim);
     swf_fetch_add_relaxed_64(&r->x_pending_release, 1);
+    /* The unlink is visible before the epoch ck_epoch_call reads: ck_epoch_poll in ck <= 0.7.2
+     * dispatches one epoch early otherwise (see lib/deferred.c). */
+    swf_fence_seq_cst();
     ck_epoch_call(&r->wrec, node_entry(n), node_grace_over);
     ck_epoch_poll(&r->wrec); /* non-blocking: runs the callbacks whose grace period is over */
     pthread_mutex_unlock(&r->reclaim);
@@ -418,7 +438,7 @@ int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
     pthread_mutex_lock(&r->activation);
     if (swf_load_relaxed_32(&r->x_active) && r->complete) {
         pthread_mutex_unlock(&r->activation);
-        return EALREADY;
+        return swf_fail(__func__, EALREADY, "r is already active and complete");
     }
     set_active(r, 1);
     /* Prepare one object per member now, outside any section, in as few mappings as possible:
@@ -441,10 +461,7 @@ int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
         cfg.section_bound = r->section_bound;
         cfg.publish = SWF_PUBLISH_CAS;
         cfg.algo = SWF_RESUME;
-        rd->held++;
         err = swf_sweep(&cfg, &st);
-        rd->held--;
-        reader_done_with(rd);
         record_sweep(r, &st);
     }
     r->complete = err == 0;
@@ -454,7 +471,10 @@ int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
     finalise_ready(r, false);
     if (stats != NULL)
         *stats = st;
-    return err;
+    return err ? swf_fail(__func__, err,
+                          rd ? "the sweep ran out of memory: call activate again"
+                             : "no memory for this thread's epoch record")
+               : 0;
 }
 
 /* Hand a batch of taken objects to the cache, to be freed after a grace period on wrec. */
@@ -463,6 +483,7 @@ static void retire(struct swf_registry *r, void **objs, size_t *n, int *err)
     if (*n == 0)
         return;
     pthread_mutex_lock(&r->reclaim);
+    swf_fence_seq_cst(); /* the taking exchanges before the epoch read: see del */
     if (swf_cache_free_deferred(r->cache, &r->wrec, objs, *n) != 0) {
         /* No magazine to queue them in: wait for the grace period here instead. */
         ck_epoch_synchronize_wait(&r->epoch, swf_epoch_wait_yield, NULL);
@@ -483,7 +504,6 @@ static int unpublish_all(struct swf_registry *r, struct swf_reader *rd)
     void *objs[BATCH];
     size_t n = 0, section = 0;
     int err = 0;
-    rd->held++;
     reader_enter(rd);
     struct swf_node *node = swf_registry_first(r);
     while (node != NULL) {
@@ -509,8 +529,6 @@ static int unpublish_all(struct swf_registry *r, struct swf_reader *rd)
     }
     reader_leave(rd);
     retire(r, objs, &n, &err);
-    rd->held--;
-    reader_done_with(rd);
     return err;
 }
 
@@ -520,19 +538,89 @@ int swf_registry_deactivate(struct swf_registry *r)
     pthread_mutex_lock(&r->activation);
     if (!swf_load_relaxed_32(&r->x_active)) {
         pthread_mutex_unlock(&r->activation);
-        return EALREADY;
+        return swf_fail(__func__, EALREADY, "r is not active");
+    }
+    /* Everything that can fail for want of memory first, while nothing has changed: an ENOMEM
+     * here leaves r active, its objects published, and a retry can succeed. */
+    struct swf_reader *rd = reader_get(r);
+    if (rd == NULL) {
+        pthread_mutex_unlock(&r->activation);
+        return swf_fail(__func__, ENOMEM, "no memory for this thread's epoch record");
     }
     /* After this no add assigns; every add that did published before we took the mutex. */
     set_active(r, 0);
     r->complete = 0;
-    struct swf_reader *rd = reader_get(r);
-    int err = rd ? unpublish_all(r, rd) : ENOMEM;
+    int err = unpublish_all(r, rd);
     barrier(r); /* the grace period after which the retired objects are free */
     swf_fetch_add_relaxed_64(&r->x_deactivations, 1);
     pthread_mutex_unlock(&r->activation);
     finalise_ready(r, true);
-    return err;
+    return err ? swf_fail(__func__, err,
+                          "no magazine for the deferred frees: freed after a synchronous grace "
+                          "period instead")
+               : 0;
 }
+
+/* ck_epoch_record.state of a registered record: CK_EPOCH_STATE_USED, private to src/ck_epoch.c
+ * in every ck release (0 since the state was introduced). */
+enum { EPOCH_RECORD_IN_USE = 0 };
+
+/* ---- fork ----------------------------------------------------------------------------------- */
+
+static struct swf_registry *of_owner(struct swf_tls_owner *o)
+{
+    return SWF_CONTAINER_OF(o, struct swf_registry, owner);
+}
+
+/* The registry's locks in their nesting order (the top of this file). */
+static void fork_prepare(struct swf_tls_owner *o)
+{
+    struct swf_registry *r = of_owner(o);
+    pthread_mutex_lock(&r->activation);
+    pthread_mutex_lock(&r->writer);
+    pthread_mutex_lock(&r->reclaim);
+    pthread_mutex_lock(&r->records_lock);
+}
+
+static void fork_parent(struct swf_tls_owner *o)
+{
+    struct swf_registry *r = of_owner(o);
+    pthread_mutex_unlock(&r->records_lock);
+    pthread_mutex_unlock(&r->reclaim);
+    pthread_mutex_unlock(&r->writer);
+    pthread_mutex_unlock(&r->activation);
+}
+
+/*
+ * In the child only the forking thread exists, and fork_prepare held every lock, so no add, del,
+ * activation or grace-period wait was in progress. Readers of other threads may have been inside
+ * a section: their threads are gone, and a grace period must not wait for them, so their records
+ * are marked inactive and given up for recycling. The forking thread's own reader stays as it
+ * was (a fork inside one's own read section is not supported: registry.h).
+ */
+static void fork_child(struct swf_tls_owner *o)
+{
+    struct swf_registry *r = of_owner(o);
+    struct swf_reader *mine = swf_tls_get(&r->owner);
+    for (struct swf_reader *rd = r->records; rd != NULL; rd = rd->next_all) {
+        if (rd == mine || ck_pr_load_uint(&rd->rec.state) != EPOCH_RECORD_IN_USE)
+            continue;
+        ck_pr_store_uint(&rd->rec.active, 0);
+        ck_epoch_unregister(&rd->rec);
+    }
+    pthread_mutex_init(&r->activation, NULL);
+    pthread_mutex_init(&r->writer, NULL);
+    pthread_mutex_init(&r->reclaim, NULL);
+    pthread_mutex_init(&r->records_lock, NULL);
+}
+
+static const struct swf_owner_ops registry_owner_ops = {
+    .release = reader_release,
+    .fork_prepare = fork_prepare,
+    .fork_parent = fork_parent,
+    .fork_child = fork_child,
+    .fork_rank = 0, /* before the caches: a registry takes refill locks while holding its own */
+};
 
 /* ---- create, destroy, stats -------------------------------------------------------------------
  */
@@ -555,7 +643,7 @@ int swf_registry_create(const struct swf_registry_config *cfg, struct swf_regist
     r->init_arg = cfg->init_arg;
     r->reserve = cfg->reserve;
     r->section_bound = cfg->section_bound;
-    r->owner.release = reader_release;
+    r->owner.ops = &registry_owner_ops;
     CK_LIST_INIT(&r->members);
     pthread_mutex_init(&r->writer, NULL);
     pthread_mutex_init(&r->activation, NULL);
@@ -566,7 +654,7 @@ int swf_registry_create(const struct swf_registry_config *cfg, struct swf_regist
     int err = swf_tls_owner_register(&r->owner);
     if (err != 0) {
         free(r);
-        return err;
+        return swf_fail(__func__, err, "SWF_CACHE_MAX caches and registries are alive");
     }
     *out = r;
     return 0;
@@ -575,8 +663,10 @@ int swf_registry_create(const struct swf_registry_config *cfg, struct swf_regist
 int swf_registry_destroy(struct swf_registry *r)
 {
     SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
-    if (swf_load_relaxed_32(&r->x_active) || swf_load_relaxed_64(&r->x_members) != 0)
-        return EBUSY;
+    if (swf_load_relaxed_32(&r->x_active))
+        return swf_fail(__func__, EBUSY, "r is active");
+    if (swf_load_relaxed_64(&r->x_members) != 0)
+        return swf_fail(__func__, EBUSY, "members are linked");
     swf_registry_synchronize(r);
     swf_tls_owner_unregister(&r->owner);
     for (struct swf_reader *rd = r->records, *next; rd != NULL; rd = next) {

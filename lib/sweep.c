@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "atomic.h"
 #include "tsan.h"
 #include "util.h"
 
@@ -51,9 +52,12 @@ int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
 
 /* ---- guards ------------------------------------------------------------------------------- */
 
+/* ck_epoch_begin, then the load barrier Concurrency Kit 0.7.1 and 0.7.2 lack there on weakly
+ * ordered machines (see lib/registry.c, reader_enter). */
 static void epoch_enter(void *rec)
 {
     ck_epoch_begin(rec, NULL);
+    swf_fence_acquire();
 }
 
 static void epoch_leave(void *arg)

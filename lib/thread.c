@@ -1,5 +1,6 @@
 /*
- * lib/thread.c - per-thread bindings, the handle table and the thread-exit hook (see thread.h).
+ * lib/thread.c - the owner table, per-thread binding tables, the thread-exit hook and the fork
+ * handlers (see thread.h).
  */
 #include "thread.h"
 
@@ -7,37 +8,39 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
-#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
 _Thread_local struct swf_tls swf_tls_self __attribute__((tls_model("initial-exec")));
 
-#define HANDLE_PIN_BITS 16
-#define HANDLE_PIN_MASK ((UINT64_C(1) << HANDLE_PIN_BITS) - 1)
+#define PIN_BITS 16
+#define PIN_MASK ((UINT64_C(1) << PIN_BITS) - 1)
+#define TABLE_GRAIN 64 /* binding tables grow in steps of this many handles */
 
-/* Handle words (id << 16 | pins) and the owner each live word belongs to. */
-static uint64_t handle_word[SWF_HANDLES_MAX];
-static struct swf_tls_owner *handle_owner[SWF_HANDLES_MAX];
-
-/* Registration and unregistration are rare and may block: one mutex keeps the free-slot search
- * and the id counter simple. The NOWAIT paths never take it. */
+/* Owner words (id << 16 | pins) and the owner each live word belongs to. Registration and
+ * unregistration are rare and may block: handle_lock keeps the free-slot search, the id counter
+ * and the fork handlers simple. The lock-free paths never take it. */
+static uint64_t owner_word[SWF_OWNERS_MAX];
+static struct swf_tls_owner *owner_ptr[SWF_OWNERS_MAX];
+static uint32_t x_handles_used; /* one past the highest handle ever given out */
 static pthread_mutex_t handle_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t next_id = 1;
-static uint32_t handle_hint;
 
 static pthread_key_t exit_key;
 static bool exit_key_ok;
 
-static void release_binding(struct swf_tls_binding *b)
+static void release_binding(uint32_t handle, struct swf_tls_binding *b)
 {
-    uint64_t *word = &handle_word[b->handle];
+    uint64_t *word = &owner_word[handle];
     uint64_t w = swf_load_acquire_64(word);
     for (;;) {
-        if ((w >> HANDLE_PIN_BITS) != b->id)
+        if ((w >> PIN_BITS) != b->id)
             goto forget; /* the owner is gone, and its state with it */
-        if ((w & HANDLE_PIN_MASK) == HANDLE_PIN_MASK) {
-            w = swf_load_acquire_64(word); /* 65,535 pins at once: wait for one to go */
+        if ((w & PIN_MASK) == PIN_MASK) {
+            sched_yield(); /* 65,535 pins at once (thread exit only): wait for one to go */
+            w = swf_load_acquire_64(word);
             continue;
         }
         if (swf_cas_acq_rel_64(word, &w, w + 1))
@@ -46,8 +49,8 @@ static void release_binding(struct swf_tls_binding *b)
     /* Pinned: unregister cannot complete until we unpin, so the owner stays valid. The acquire
      * above pairs with the release in swf_tls_owner_register's store of the word, which followed
      * the owner pointer's store. */
-    struct swf_tls_owner *o = swf_load_relaxed_ptr((void *const *)&handle_owner[b->handle]);
-    o->release(o, b->state);
+    struct swf_tls_owner *o = swf_load_relaxed_ptr((void *const *)&owner_ptr[handle]);
+    o->ops->release(o, b->state);
     uint64_t cur = swf_load_relaxed_64(word);
     while (!swf_cas_acq_rel_64(word, &cur, cur - 1))
         ;
@@ -59,58 +62,148 @@ forget:
 static void thread_exit_hook(void *arg)
 {
     struct swf_tls *t = arg;
-    for (int i = 0; i < SWF_TLS_WAYS; i++)
-        if (t->way[i].id != 0)
-            release_binding(&t->way[i]);
+    for (uint32_t h = 0; h < t->cap; h++)
+        if (t->table[h].id != 0)
+            release_binding(h, &t->table[h]);
+    free(t->table);
+    t->table = NULL;
+    t->cap = 0;
     t->armed = 0;
 }
 
-/* Run at load time so that the key is one of the first a process creates (see thread.h). */
-__attribute__((constructor)) static void create_exit_key(void)
-{
-    exit_key_ok = pthread_key_create(&exit_key, thread_exit_hook) == 0;
-}
+/* ---- fork ----------------------------------------------------------------------------------- */
 
-void swf_tls_bind(struct swf_tls_owner *o, void *state)
+enum { FORK_RANKS = 2 };
+
+static void each_owner(int rank, bool reverse, void (*hook)(struct swf_tls_owner *))
 {
-    struct swf_tls_binding *b = &swf_tls_self.way[o->id % SWF_TLS_WAYS];
-    if (b->id != 0 && b->id != o->id)
-        release_binding(b);
-    b->handle = o->handle;
-    b->state = state;
-    b->id = o->id;
-    if (SWF_UNLIKELY(!swf_tls_self.armed) && exit_key_ok) {
-        /* One of the first 32 keys: glibc stores the value in the thread descriptor in place. */
-        pthread_setspecific(exit_key, &swf_tls_self);
-        swf_tls_self.armed = 1;
+    uint32_t used = swf_load_relaxed_32(&x_handles_used);
+    for (uint32_t i = 0; i < used; i++) {
+        uint32_t h = reverse ? used - 1 - i : i;
+        struct swf_tls_owner *o = owner_ptr[h];
+        if (swf_load_relaxed_64(&owner_word[h]) == 0 || o == NULL || o->ops->fork_rank != rank)
+            continue;
+        hook(o);
     }
 }
 
-void *swf_tls_unbind(struct swf_tls_owner *o)
+static void call_prepare(struct swf_tls_owner *o)
 {
-    struct swf_tls_binding *b = &swf_tls_self.way[o->id % SWF_TLS_WAYS];
-    if (b->id != o->id)
+    if (o->ops->fork_prepare)
+        o->ops->fork_prepare(o);
+}
+
+static void call_parent(struct swf_tls_owner *o)
+{
+    if (o->ops->fork_parent)
+        o->ops->fork_parent(o);
+}
+
+static void call_child(struct swf_tls_owner *o)
+{
+    if (o->ops->fork_child)
+        o->ops->fork_child(o);
+}
+
+/* Take every lock of every owner, in rank order, with no owner coming or going meanwhile: the
+ * child then starts with every structure in a state some thread left it in between operations. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&handle_lock);
+    for (int rank = 0; rank < FORK_RANKS; rank++)
+        each_owner(rank, false, call_prepare);
+}
+
+static void fork_parent(void)
+{
+    for (int rank = FORK_RANKS - 1; rank >= 0; rank--)
+        each_owner(rank, true, call_parent);
+    pthread_mutex_unlock(&handle_lock);
+}
+
+static void fork_child(void)
+{
+    for (int rank = 0; rank < FORK_RANKS; rank++)
+        each_owner(rank, false, call_child);
+    /* Threads that were releasing bindings at the fork do not exist here: drop their pins. */
+    uint32_t used = swf_load_relaxed_32(&x_handles_used);
+    for (uint32_t h = 0; h < used; h++)
+        swf_store_relaxed_64(&owner_word[h], swf_load_relaxed_64(&owner_word[h]) & ~PIN_MASK);
+    pthread_mutex_init(&handle_lock, NULL);
+}
+
+/* At load time: the exit key, and the fork handlers. */
+__attribute__((constructor)) static void thread_init(void)
+{
+    exit_key_ok = pthread_key_create(&exit_key, thread_exit_hook) == 0;
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* ---- bindings ------------------------------------------------------------------------------- */
+
+int swf_tls_prepare(const struct swf_tls_owner *o)
+{
+    struct swf_tls *t = &swf_tls_self;
+    if (!t->armed) {
+        if (!exit_key_ok || pthread_setspecific(exit_key, t) != 0)
+            return ENOMEM;
+        t->armed = 1;
+    }
+    uint32_t want = swf_load_relaxed_32(&x_handles_used);
+    if (want <= o->handle)
+        want = o->handle + 1;
+    if (want <= t->cap)
+        return 0;
+    want = (want + TABLE_GRAIN - 1) / TABLE_GRAIN * TABLE_GRAIN;
+    struct swf_tls_binding *table = malloc(want * sizeof(*table));
+    if (table == NULL)
+        return ENOMEM;
+    memset(table, 0, want * sizeof(*table));
+    swf_prefault(table, want * sizeof(*table)); /* bindings are written on lock-free paths */
+    if (t->cap > 0)
+        memcpy(table, t->table, t->cap * sizeof(*table));
+    free(t->table);
+    t->table = table;
+    t->cap = want;
+    return 0;
+}
+
+void swf_tls_bind(const struct swf_tls_owner *o, void *state)
+{
+    struct swf_tls_binding *b = &swf_tls_self.table[o->handle];
+    b->state = state;
+    b->id = o->id;
+}
+
+void *swf_tls_unbind(const struct swf_tls_owner *o)
+{
+    struct swf_tls *t = &swf_tls_self;
+    if (o->handle >= t->cap || t->table[o->handle].id != o->id)
         return NULL;
+    struct swf_tls_binding *b = &t->table[o->handle];
     void *state = b->state;
     b->id = 0;
     b->state = NULL;
     return state;
 }
 
+/* ---- owners --------------------------------------------------------------------------------- */
+
 int swf_tls_owner_register(struct swf_tls_owner *o)
 {
     int err = EAGAIN;
     pthread_mutex_lock(&handle_lock);
-    for (uint32_t n = 0; n < SWF_HANDLES_MAX; n++) {
-        uint32_t h = (handle_hint + n) % SWF_HANDLES_MAX;
-        if (swf_load_relaxed_64(&handle_word[h]) != 0)
+    uint32_t used = swf_load_relaxed_32(&x_handles_used);
+    for (uint32_t h = 0; h < SWF_OWNERS_MAX; h++) {
+        if (h < used && swf_load_relaxed_64(&owner_word[h]) != 0)
             continue;
         o->id = next_id++;
         o->handle = h;
-        handle_hint = h + 1;
-        swf_store_relaxed_ptr((void **)&handle_owner[h], o);
+        if (h >= used)
+            swf_store_relaxed_32(&x_handles_used, h + 1);
+        swf_store_relaxed_ptr((void **)&owner_ptr[h], o);
         /* Release: a thread that pins this word sees the owner pointer and the owner's fields. */
-        swf_store_release_64(&handle_word[h], o->id << HANDLE_PIN_BITS);
+        swf_store_release_64(&owner_word[h], o->id << PIN_BITS);
         err = 0;
         break;
     }
@@ -120,11 +213,14 @@ int swf_tls_owner_register(struct swf_tls_owner *o)
 
 void swf_tls_owner_unregister(struct swf_tls_owner *o)
 {
-    uint64_t *word = &handle_word[o->handle];
-    uint64_t idle = o->id << HANDLE_PIN_BITS;
-    /* Wait for releasing threads to finish with o: each holds a pin for a bounded, lock-free
+    uint64_t *word = &owner_word[o->handle];
+    uint64_t idle = o->id << PIN_BITS;
+    pthread_mutex_lock(&handle_lock);
+    /* Wait for exiting threads to finish with o: each holds a pin for a bounded, lock-free
      * release. The acquire on success orders their work on o before our teardown. */
     for (uint64_t w = idle; !swf_cas_acq_rel_64(word, &w, 0); w = idle)
         sched_yield();
+    swf_store_relaxed_ptr((void **)&owner_ptr[o->handle], NULL);
+    pthread_mutex_unlock(&handle_lock);
     (void)swf_tls_unbind(o);
 }

@@ -1,21 +1,37 @@
 /*
- * lib/thread.h - per-thread state for library objects (caches), found without a lock.
+ * lib/thread.h - library objects ("owners": caches and registries) and the per-thread state each
+ * thread keeps for them, found without a lock and without collisions.
  *
- * Each thread has a small table of bindings in initial-exec TLS, so finding this thread's state
- * for an object is a TLS load and a compare: binding i holds (owner id, state) for an owner whose
- * id maps to i. Owner ids come from a 64-bit counter and are never reused, so a binding left
- * behind by a destroyed owner can never be mistaken for a live one.
+ * Owners. Every cache and registry registers as an owner: it gets an id, unique for the life of
+ * the process and never reused, and a handle, the lowest free slot of a global table of
+ * SWF_OWNERS_MAX. At most SWF_OWNERS_MAX owners are alive at once.
  *
- * Giving a binding's state back (on thread exit, or when a new owner needs the binding) calls the
- * owner's release function, which must be lock-free. The owner might be destroyed concurrently,
- * so the releasing thread first pins it in a global handle table: handle word = id << 16 | pins.
- * Pinning succeeds only while the word still carries the owner's id; unregistering an owner waits
- * for the pins to drain and then clears the word, after which no thread can reach it. A binding
- * whose owner is gone is simply forgotten: its state died with the owner's memory.
+ * Bindings. Each thread has a binding table indexed by handle: entry h holds (owner id, state)
+ * for the owner that had handle h when the thread bound to it. Finding this thread's state for an
+ * owner is an initial-exec TLS load, a bounds check, and a compare of the id: no hashing, so no
+ * two owners a thread uses ever evict each other. An entry left behind by a destroyed owner
+ * carries a dead id and is overwritten by the next owner with that handle.
  *
- * Thread exit is observed with one pthread key, created when the library is loaded (so it is one
- * of the first 32 keys, for which glibc's pthread_setspecific is a plain store with no allocation
- * and no system call: arming it is legal on the NOWAIT path).
+ * Preparing a thread (blocking, swf_tls_prepare) arms its exit hook and sizes its table; the lock-
+ * free paths never allocate, never call pthread_setspecific and never resize the table, so a
+ * thread that was never prepared simply has no bindings and works on the owners' shared paths.
+ * This holds whatever pthread key the library got (a library loaded late with dlopen may get a
+ * key above glibc's 32 in-place ones, whose first setspecific in a thread allocates).
+ *
+ * Giving a binding's state back at thread exit calls the owner's release function, which must be
+ * lock-free. The owner might be destroyed concurrently, so the exiting thread first pins it in
+ * the owner table: word = id << 16 | pins. Pinning succeeds only while the word carries the
+ * owner's id; unregistering an owner clears the word once the pins drain, after which no thread
+ * can reach it. A binding whose owner is gone is forgotten: its state died with the owner.
+ *
+ * fork: the library's pthread_atfork handlers call each owner's fork hooks (struct swf_owner_ops)
+ * around a fork, registries before caches (their locks nest in that order), with the owner table
+ * locked so that no owner comes or goes meanwhile. In the child, pins held by threads that no
+ * longer exist are dropped.
+ *
+ * dlclose: the exit hook is a pthread key destructor that points into this library, so the shared
+ * library is linked with -z nodelete: dlclose leaves it mapped, and a thread exiting afterwards
+ * still finds its code; a later dlopen returns the same instance.
  */
 #ifndef SWF_LIB_THREAD_H
 #define SWF_LIB_THREAD_H
@@ -25,46 +41,77 @@
 
 #include "atomic.h"
 
-#define SWF_TLS_WAYS    16
-#define SWF_HANDLES_MAX 4096
+#define SWF_OWNERS_MAX 65536
+
+struct swf_tls_owner;
+
+struct swf_owner_ops {
+    /* Give back a thread's state at its exit; lock-free; called with the owner pinned. */
+    void (*release)(struct swf_tls_owner *owner, void *state);
+    /* Take every lock of the owner (prepare), release them (parent), make them usable again and
+     * drop what threads that no longer exist held (child). */
+    void (*fork_prepare)(struct swf_tls_owner *owner);
+    void (*fork_parent)(struct swf_tls_owner *owner);
+    void (*fork_child)(struct swf_tls_owner *owner);
+    int fork_rank; /* hooks run by increasing rank: a lock of rank 0 is taken before rank 1 */
+};
 
 struct swf_tls_owner {
-    uint64_t id;     /* unique, never 0; < 2^48 */
-    uint32_t handle; /* slot in the handle table */
-    /* Give back a thread's state; lock-free; called with the owner pinned. */
-    void (*release)(struct swf_tls_owner *owner, void *state);
+    uint64_t id;     /* unique, never 0, < 2^48 */
+    uint32_t handle; /* index in the owner table and in every thread's binding table */
+    const struct swf_owner_ops *ops;
 };
 
 struct swf_tls_binding {
     uint64_t id;
-    uint32_t handle;
     void *state;
 };
 
+/* The calling thread's own record, in initial-exec TLS: a few words, so that the static TLS a
+ * late dlopen draws from is not strained. */
 struct swf_tls {
-    struct swf_tls_binding way[SWF_TLS_WAYS];
-    int armed; /* the exit hook is set for this thread */
+    struct swf_tls_binding *table; /* indexed by handle; written by this thread only */
+    uint32_t cap;                  /* entries in table */
+    uint32_t armed;                /* the exit hook is set */
 };
 
 extern _Thread_local struct swf_tls swf_tls_self __attribute__((tls_model("initial-exec")));
 
-/* The calling thread's state for owner, or NULL. */
+/* The calling thread's state for o, or NULL. Wait-free; no allocation. */
 static inline void *swf_tls_get(const struct swf_tls_owner *o)
 {
-    const struct swf_tls_binding *b = &swf_tls_self.way[o->id % SWF_TLS_WAYS];
+    const struct swf_tls *t = &swf_tls_self;
+    uint32_t h = o->handle;
+    if (h >= t->cap)
+        return NULL;
+    const struct swf_tls_binding *b = &t->table[h];
     return b->id == o->id ? b->state : NULL;
 }
 
-/* Bind state to the calling thread for o, first releasing whatever the binding held. Lock-free. */
-void swf_tls_bind(struct swf_tls_owner *o, void *state);
+/* Whether swf_tls_bind(o, ...) can run now without allocating: the thread was prepared and its
+ * table reaches o's handle. */
+static inline int swf_tls_bindable(const struct swf_tls_owner *o)
+{
+    return o->handle < swf_tls_self.cap;
+}
 
-/* Forget the calling thread's binding for o (the caller releases the state); returns it or NULL. */
-void *swf_tls_unbind(struct swf_tls_owner *o);
+/* Arm the calling thread's exit hook and make its table reach o's handle (and every handle in
+ * use). Blocking (allocates). Returns 0 or ENOMEM (the thread then stays as it was). */
+int swf_tls_prepare(const struct swf_tls_owner *o);
 
-/* Give o a unique id and a handle. Blocking. Returns 0 or EAGAIN (handle table full). */
+/* Bind state to the calling thread for o. Requires swf_tls_bindable(o). Wait-free. */
+void swf_tls_bind(const struct swf_tls_owner *o, void *state);
+
+/* Forget the calling thread's binding for o (the caller gives the state back); returns the state
+ * or NULL. Wait-free. */
+void *swf_tls_unbind(const struct swf_tls_owner *o);
+
+/* Give o a unique id and the lowest free handle. Blocking. Returns 0, or EAGAIN when
+ * SWF_OWNERS_MAX owners are alive. */
 int swf_tls_owner_register(struct swf_tls_owner *o);
 
-/* Make o unreachable for releasing threads; waits until none holds it pinned. Blocking. */
+/* Make o unreachable for exiting threads, waiting until none holds it pinned; forget the
+ * calling thread's binding. Blocking. */
 void swf_tls_owner_unregister(struct swf_tls_owner *o);
 
 #endif /* SWF_LIB_THREAD_H */

@@ -67,6 +67,11 @@ static inline bool swf_mul_overflows(size_t a, size_t b, size_t *out)
     return __builtin_mul_overflow(a, b, out);
 }
 
+/* Write every page of [p, p + len) once, so that the memory is backed before a lock-free path
+ * writes it there: no page fault on that path (as long as the memory stays resident). Defined in
+ * chunk.c, with the rest of memory preparation. */
+void swf_prefault(void *p, size_t len);
+
 struct ck_epoch;
 struct ck_epoch_record;
 /*

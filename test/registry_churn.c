@@ -28,7 +28,7 @@ struct obj {
 
 struct item {
     struct swf_node node;
-    int linked;   /* owned by the item's churn thread */
+    int linked;   /* written by the item's churn thread; read by release callbacks */
     int released; /* set by the release callback, read by the churn thread */
 };
 
@@ -50,9 +50,16 @@ static bool obj_ok(const struct obj *p, const struct swf_node *n)
     return p->canary == (CANARY ^ (uint64_t)(uintptr_t)n) && p->owner == n;
 }
 
+static int release_on_linked; /* release callbacks that found their node linked again */
+
+/* The node is ours from here: check that no add linked it first, make it addable, hand it on. */
 static void on_release(struct swf_node *n)
 {
-    __atomic_store_n(&((struct item *)n)->released, 1, __ATOMIC_RELEASE);
+    struct item *it = (struct item *)n;
+    if (__atomic_load_n(&it->linked, __ATOMIC_ACQUIRE))
+        __atomic_fetch_add(&release_on_linked, 1, __ATOMIC_RELAXED);
+    swf_node_init(n);
+    __atomic_store_n(&it->released, 1, __ATOMIC_RELEASE);
 }
 
 struct churner {
@@ -67,14 +74,14 @@ static void *churn(void *arg)
     while (!__atomic_load_n(&stop_churn, __ATOMIC_ACQUIRE)) {
         struct item *it = &ch->items[tap_rand(&ch->rng) % POOL];
         if (it->linked) {
+            __atomic_store_n(&it->linked, 0, __ATOMIC_RELEASE);
             if (swf_registry_del(reg, &it->node, on_release) == 0) {
-                it->linked = 0;
                 ch->dels++;
             }
         } else if (__atomic_load_n(&it->released, __ATOMIC_ACQUIRE)) {
             int err = swf_registry_add(reg, &it->node);
             if (err == 0) {
-                it->linked = 1;
+                __atomic_store_n(&it->linked, 1, __ATOMIC_RELEASE);
                 __atomic_store_n(&it->released, 0, __ATOMIC_RELAXED);
                 ch->adds++;
             } else {
@@ -206,10 +213,14 @@ int main(void)
 
     uint64_t adds = 0, dels = 0, errs = 0;
     for (int i = 0; i < CHURNERS; i++) {
-        for (int k = 0; k < POOL; k++)
-            if (ch[i].items[k].linked &&
-                swf_registry_del(reg, &ch[i].items[k].node, on_release) == 0)
+        for (int k = 0; k < POOL; k++) {
+            struct item *it = &ch[i].items[k];
+            if (!it->linked)
+                continue;
+            __atomic_store_n(&it->linked, 0, __ATOMIC_RELEASE);
+            if (swf_registry_del(reg, &it->node, on_release) == 0)
                 dels++;
+        }
         adds += ch[i].adds;
         dels += ch[i].dels;
         errs += ch[i].add_errors;
@@ -228,6 +239,8 @@ int main(void)
          (unsigned long long)rs.assigned_by_add, (unsigned long long)rs.lost_races);
     ok(errs == 0 && adds == dels && unreleased == 0 && rs.members == 0 && rs.pending_release == 0,
        "every added member was deleted and released (%llu)", (unsigned long long)adds);
+    ok(release_on_linked == 0,
+       "no release callback ran on a node that an add had linked again (%d)", release_on_linked);
     ok(cs.alive == 0, "conservation: the cache's alive count is back to 0 (%llu)",
        (unsigned long long)cs.alive);
     ok(swf_registry_destroy(reg) == 0 && swf_cache_destroy(cache) == 0, "destroy");

@@ -2,21 +2,26 @@
  * sweepfill/cache.h - a lock-free cache of fixed-size objects: the sweep's nonblocking allocator.
  *
  * A cache hands out objects of one size and alignment. Its memory comes from the system in chunks
- * mapped and pre-faulted by the blocking paths (create, grow, WAIT allocations); the nonblocking
- * path (SWF_NOWAIT) only ever hands out objects from memory prepared that way, so it takes no lock,
- * makes no system call and causes no page fault. This is what makes an allocation legal inside a
+ * mapped and prepared (every page written, optionally locked) by the blocking paths (create,
+ * grow, WAIT allocations); the nonblocking path (SWF_NOWAIT) only ever hands out objects from
+ * memory prepared that way, so it takes no lock, makes no system call and, while that memory
+ * stays resident, causes no page fault. This is what makes an allocation legal inside a
  * read-side section in which nothing may block.
  *
- * Structure (see lib/cache.c for the full argument):
- *   - each thread that uses a cache gets a pair of magazines (arrays of up to SWF_CACHE_MAGAZINE
- *     free objects) for it; the common alloc and free touch only these, with no atomic
- *     read-modify-write instruction;
- *   - a shared depot holds full and empty magazines on two lock-free stacks; a thread exchanges a
- *     whole magazine with the depot in one compare-and-swap;
- *   - when no empty magazine is spare, free pushes the object on a lock-free list of loose objects,
- *     which NOWAIT allocations and the blocking paths take back in one exchange.
- * Objects cached in another thread's magazines are not available until that thread frees enough
- * to fill a magazine, calls swf_cache_flush(), or exits.
+ * Structure (lib/cache_internal.h has the full argument):
+ *   - a thread gets its own pair of magazines (arrays of up to SWF_CACHE_MAGAZINE free objects)
+ *     for a cache at its first blocking call on that cache (swf_cache_grow - swf_cache_grow(c, 0)
+ *     does only that - or a WAIT allocation), or, once it has made any blocking sweepfill call,
+ *     at its first NOWAIT allocation or free when spare magazines are at hand. The common alloc
+ *     and free then touch only these, with no atomic read-modify-write instruction;
+ *   - a shared depot holds full, partial and empty magazines on lock-free stacks; a thread
+ *     exchanges a whole magazine with it in one compare-and-swap. Threads without magazines of
+ *     their own take and put single objects through the depot: O(1), two compare-and-swaps;
+ *   - when no magazine has room, free pushes the object on a lock-free list of loose objects,
+ *     which allocations take back whole and the blocking paths put into new magazines.
+ * Objects cached in another thread's magazines, or being moved by another thread at that
+ * moment, are not available to this thread until that thread frees enough to fill a magazine,
+ * calls swf_cache_flush(), or exits.
  *
  * Synchronisation table. "-" means the two may run concurrently from any threads; "X" means the
  * caller must keep them apart (a lock, or a happens-before edge such as joining the threads):
@@ -31,16 +36,41 @@
  *   set_failslab      -     -     -         -           -      -        -            -         X
  *   set_limit         -     -     -         -           -      -        -            -         X
  *   destroy           X     X     X         X           X      X        X            X         X
+ * The epoch callbacks of swf_cache_free_deferred may run (in ck_epoch_poll, ck_epoch_barrier or
+ * swf_cache_quiesce on the record) concurrently with swf_cache_destroy: destroy sees a callback
+ * either finished or not begun, and returns EBUSY for the latter.
  *
  * Progress: alloc(SWF_NOWAIT), free and flush are lock-free (a thread may retry a compare-and-swap
- * only because another thread's succeeded) and make no system call. alloc(SWF_WAIT), grow,
- * set_limit and create may take the cache's refill mutex and map memory. destroy blocks until no
- * thread is handing back a magazine to the cache.
+ * only because another thread's succeeded), make no system call and no allocation.
+ * alloc(SWF_WAIT), grow, set_limit, set_failslab and create may take the cache's refill mutex,
+ * allocate and map memory. destroy blocks until no exiting thread is handing back a magazine.
  *
  * Memory ordering: everything a thread wrote to an object before freeing it (or before the grace
  * period of a deferred free began) happens-before the object's next allocation, by any thread.
  * Nothing else is ordered by the cache: publishing an object to other threads is the caller's job
  * (the sweep publishes with a release store, see sweep.h).
+ *
+ * Residency: "no page fault" holds while the cache's memory stays resident. Memory can be swapped
+ * out, and after fork() every page the parent or the child writes first is copied (a fault) in
+ * the writer. lock_memory (swf_cache_config) mlocks the objects' memory, which rules out the
+ * first; mlockall(MCL_CURRENT | MCL_FUTURE) also covers the cache's own tables and the copy on
+ * write is avoided by touching them after the fork.
+ *
+ * Signals: no function here is async-signal-safe. A signal handler that interrupts a thread
+ * inside a cache call and calls into the same cache from that thread corrupts its magazines.
+ *
+ * fork: the library's fork handlers take every cache's refill mutex around fork(), so a fork
+ * waits for the grows and WAIT allocations in progress. In the child, every cache is usable by
+ * its one thread: alloc, free, grow, flush, stats and destroy work as in the parent. Objects that
+ * other threads of the parent held in their magazines at the fork stay there, counted as ready
+ * but never handed out in the child; objects they had allocated count as alive, so destroy in the
+ * child returns EBUSY unless the child frees them. NOWAIT's "no system call, no fault" holds in
+ * the child as in the parent (with the copy-on-write caveat above).
+ *
+ * Limits: at most SWF_CACHE_MAX caches and registries (registry.h) are alive at once; a thread
+ * can use any number of them (its binding table grows on its blocking calls, in 64-entry steps
+ * of 16 bytes); at most SWF_CACHE_THREADS_MAX threads hold magazines of one cache at once (more
+ * use the shared depot path).
  *
  * Not offered, on purpose: realloc (objects have one size), per-object destructors (the cache
  * never looks inside objects it has handed out), and shrinking (memory goes back to the system
@@ -65,26 +95,40 @@ extern "C" {
 #define SWF_CACHE_OBJECT_MAX ((size_t)1 << 30)
 #define SWF_CACHE_ALIGN_MAX  ((size_t)4096)
 
+/* Caches and registries alive at once; threads holding magazines of one cache at once. */
+#define SWF_CACHE_MAX         65536
+#define SWF_CACHE_THREADS_MAX 1048576
+
 struct swf_cache;
 struct ck_epoch_record; /* ck_epoch_record_t: declared, not included, so C++ can use this header */
 
 /* How an allocation may wait. */
 enum swf_alloc_mode {
-    /* Lock-free; no lock, no system call, no page fault. NULL + EAGAIN when no object is ready
-     * for this thread or a failure was injected (see swf_failslab). */
+    /* Lock-free; no lock, no system call, no page fault (memory resident). NULL + EAGAIN when no
+     * object is ready for this thread or a failure was injected (see swf_failslab). */
     SWF_NOWAIT = 1,
     /* May take the refill mutex and map memory. NULL + ENOMEM only when the system refuses memory
      * or the cache's limit is reached. Never affected by fault injection. */
     SWF_WAIT = 2,
 };
 
+/*
+ * Zero-initialise the whole struct (a designated initialiser does) and set what you need: fields
+ * added in later versions take the place of `reserved`, with 0 meaning what it meant before.
+ */
 struct swf_cache_config {
     size_t object_size; /* bytes per object; 1 .. SWF_CACHE_OBJECT_MAX */
     size_t align;       /* power of two up to SWF_CACHE_ALIGN_MAX; 0 = natural: the largest power
-                           of two dividing object_size, at least 8 and at most 16 */
+                           of two dividing object_size, at least 8 and at most 16. Objects are
+                           spaced by a multiple of 8 bytes whatever the alignment (a free object
+                           holds a pointer). */
     size_t prefill;     /* objects made ready for NOWAIT by swf_cache_create */
     size_t limit;       /* most objects the cache ever holds (alive + ready); 0 = no limit */
-    const char *name;   /* optional, copied; used in messages and by SWF_FAILSLAB's cache= key */
+    const char *name;   /* optional, copied (first 63 bytes); used in messages, and matched in
+                           full against SWF_FAILSLAB's cache= key */
+    unsigned int lock_memory; /* 1: mlock every chunk of objects as it is mapped (a grow then
+                                 fails with EPERM or ENOMEM when RLIMIT_MEMLOCK forbids); 0: no */
+    unsigned int reserved[7]; /* must be zero */
 };
 
 /*
@@ -95,6 +139,7 @@ struct swf_cache_config {
  *   - a pseudo-random draw from (seed, k) is below probability (0 .. 100 percent).
  * For a given seed the sequence of decisions is fixed: a single thread making the same calls sees
  * the same failures. Concurrent threads share the numbering, so who gets which failure varies.
+ * A NOWAIT call racing with swf_cache_set_failslab uses the old or the new settings, each whole.
  * While injection is on, every NOWAIT call takes the slow path and numbers itself with one atomic
  * increment of a shared counter: a measurable cost (bench/README.md, fault family), paid only
  * under injection.
@@ -109,9 +154,11 @@ struct swf_failslab {
 /*
  * The environment variable read by swf_cache_create (and by the benchmarks and examples):
  *   SWF_FAILSLAB="probability=P[,interval=I][,times=T][,seed=S][,cache=NAME]"
- * P in 0..100; I >= 0; T >= -1; S any unsigned 64-bit number (decimal or 0x hex); NAME limits the
- * injection to caches created with that name. Defaults: interval=1, times=-1, seed=0. A malformed
- * value makes swf_cache_create fail with EINVAL after printing what is wrong; it is never ignored.
+ * P in 0..100; I >= 0; T >= -1; S any unsigned 64-bit number; numbers are decimal or 0x hex,
+ * with no sign (but times' -1), space or octal. NAME (1 to 127 bytes, everything up to the next
+ * comma) limits the injection to caches whose config name equals it exactly. Each key at most
+ * once; probability is required. Defaults: interval=1, times=-1, seed=0. A malformed value makes
+ * swf_cache_create fail with EINVAL after printing what is wrong; it is never ignored.
  */
 #define SWF_FAILSLAB_ENV "SWF_FAILSLAB"
 
@@ -133,15 +180,18 @@ struct swf_cache_stats {
     uint64_t bytes_mapped;     /* memory mapped for objects */
     uint64_t chunks;           /* mappings made */
     uint64_t object_size;      /* as configured */
-    uint64_t stride;           /* bytes between consecutive objects (size rounded to alignment) */
+    uint64_t stride;           /* bytes between consecutive objects: the size rounded up to
+                                  the alignment, at least 8 and a multiple of 8 */
+    uint64_t reserved[8];      /* zero; later versions may fill them */
 };
 
 /*
  * Create a cache. On success stores it in *out and returns 0.
  * Concurrency: any thread, any time. Progress: blocking (maps memory for prefill).
  * Returns EINVAL: cfg or out NULL, object_size 0 or above SWF_CACHE_OBJECT_MAX, align not a power
- * of two or above SWF_CACHE_ALIGN_MAX, limit below prefill, or a malformed SWF_FAILSLAB;
- * ENOMEM: the system refused memory; EAGAIN: more than 65,536 caches alive at once.
+ * of two or above SWF_CACHE_ALIGN_MAX, limit below prefill, lock_memory not 0 or 1, reserved not
+ * zero, or a malformed SWF_FAILSLAB; ENOMEM: the system refused memory; EPERM: lock_memory and
+ * mlock was refused; EAGAIN: SWF_CACHE_MAX caches and registries are alive.
  */
 SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out);
 
@@ -156,17 +206,18 @@ SWF_API int swf_cache_destroy(struct swf_cache *c);
 
 /*
  * Allocate one object. Its contents are unspecified (whatever its last user left).
- * SWF_NOWAIT: lock-free, no system call, no page fault; the common case touches only the calling
- * thread's magazine. SWF_WAIT: may block. See enum swf_alloc_mode.
+ * SWF_NOWAIT: lock-free, no system call, no allocation, no page fault; the common case touches
+ * only the calling thread's magazine. SWF_WAIT: may block; gives the calling thread magazines of
+ * its own. See enum swf_alloc_mode.
  * Returns the object, or NULL with errno EINVAL (c NULL or mode not one of the two), EAGAIN
  * (NOWAIT found nothing ready, or an injected failure), ENOMEM (WAIT: system or limit).
  */
 SWF_API void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
 
 /*
- * Free an object allocated from c. Lock-free, no system call, from any thread.
+ * Free an object allocated from c. Lock-free, no system call, no allocation, from any thread.
  * Returns 0 (also for obj NULL, which does nothing); EINVAL if c is NULL.
- * Debug builds abort with a message on a double free or a pointer c never handed out.
+ * Debug-check builds abort with a message on a double free or a pointer c never handed out.
  */
 SWF_API int swf_cache_free(struct swf_cache *c, void *obj);
 
@@ -178,7 +229,10 @@ SWF_API int swf_cache_free(struct swf_cache *c, void *obj);
  * ck_epoch_barrier, or swf_cache_quiesce).
  * Concurrency: any thread, with its own record (ck_epoch_call is single-producer per record).
  * Progress: lock-free while spare magazines exist; otherwise it takes the refill mutex to make
- * one. Returns 0; EINVAL if c or rec is NULL or objs is NULL with n > 0; ENOMEM if no magazine
+ * one. Ordering: a full fence precedes the ck_epoch_call, so whatever the caller did before (the
+ * unpublication of the objects) is visible before the grace period's epoch is read - which keeps
+ * Concurrency Kit's ck_epoch_poll (0.7.1, 0.7.2) from freeing them early on ARM or POWER.
+ * Returns 0; EINVAL if c or rec is NULL or objs is NULL with n > 0; ENOMEM if no magazine
  * could be made, in which case none of the n objects was queued and the caller still owns them.
  */
 SWF_API int swf_cache_free_deferred(struct swf_cache *c, struct ck_epoch_record *rec,
@@ -192,11 +246,14 @@ SWF_API int swf_cache_free_deferred(struct swf_cache *c, struct ck_epoch_record 
 SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
 
 /*
- * Make at least n objects ready for the calling thread's NOWAIT allocations: free objects in its
- * magazines, in the depot and on the loose list are counted, and memory is mapped (pre-faulted)
- * for the rest. This is where page faults belong: outside any read-side section.
- * Blocking. Returns 0; EINVAL if c is NULL; ENOMEM if the system or the limit stopped it short
- * (what was mapped stays ready).
+ * Make at least n objects ready for the calling thread's NOWAIT allocations: first give the
+ * thread magazines of its own (if it has none), then count the free objects in its magazines, in
+ * the depot and on the loose list, and map (and prepare) memory for the rest. This is where page
+ * faults belong: outside any read-side section. The memory of each mapping is carved into
+ * objects that all become ready; none is mapped that the cache cannot hold.
+ * Blocking. Returns 0; EINVAL if c is NULL; ENOMEM if the system, the limit or the magazine table
+ * (4M magazines: 251M free objects) stopped it short, or no memory was left for the thread's
+ * magazines (what was mapped stays ready); EPERM: lock_memory and mlock was refused.
  */
 SWF_API int swf_cache_grow(struct swf_cache *c, size_t n);
 
@@ -209,13 +266,17 @@ SWF_API int swf_cache_flush(struct swf_cache *c);
 /*
  * Change the limit on objects (0 = none). Lowering it below the current capacity maps nothing
  * more but unmaps nothing either. Blocking (refill mutex). Returns 0; EINVAL if c is NULL.
+ * A WAIT allocation that must map maps at most 16 MiB of objects at once (a quarter of the
+ * capacity, at least 60 objects where 60 fit in 16 MiB, at least 1), within the limit.
  */
 SWF_API int swf_cache_set_limit(struct swf_cache *c, size_t limit);
 
 /*
  * Set (fs non-NULL) or clear (fs NULL) failure injection for NOWAIT allocations; the call
- * numbering restarts at 0. Lock-free. Returns 0; EINVAL if c is NULL or fs->probability > 100 or
- * fs->times < -1.
+ * numbering restarts at 0. The settings are published whole (one pointer to an immutable copy):
+ * a concurrent NOWAIT call uses either the old or the new ones. Blocking (refill mutex; allocates
+ * the copy, about 48 bytes that live until destroy). Returns 0; EINVAL if c is NULL or
+ * fs->probability > 100 or fs->times < -1; ENOMEM.
  */
 SWF_API int swf_cache_set_failslab(struct swf_cache *c, const struct swf_failslab *fs);
 
@@ -228,7 +289,8 @@ SWF_API int swf_cache_set_failslab(struct swf_cache *c, const struct swf_failsla
 SWF_API int swf_failslab_parse(const char *spec, struct swf_failslab *out, char *cache_name,
                                size_t name_len, char *err, size_t err_len);
 
-/* Fill *out with a snapshot of c's counters. Lock-free. Returns 0; EINVAL if c or out is NULL. */
+/* Fill *out with a snapshot of c's counters. Lock-free (it reads every thread state's counters:
+ * O(threads bound)). Returns 0; EINVAL if c or out is NULL. */
 SWF_API int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
 
 #ifdef __cplusplus

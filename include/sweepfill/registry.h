@@ -50,11 +50,26 @@
  * node must not be added and deleted concurrently.
  *
  * Read-side sections: swf_registry_read_lock returns the calling thread's reader (its epoch
- * record, registered automatically the first time a thread reads a registry: one malloc and a
- * lock-free push, or the reuse of a record left by an exited thread) and enters a section;
- * swf_registry_read_unlock leaves it. Later calls cost a TLS lookup and ck_epoch_begin (a store
- * and a full fence). Sections nest. Inside one, walk with SWF_REGISTRY_FOREACH and load slots
- * with swf_node_object(): NULL, or an object whose initialisation the reader sees.
+ * record, registered automatically the first time a thread reads a registry: the thread's
+ * binding table may grow, then one malloc and a lock-free push, or the reuse of a record left by
+ * an exited thread) and enters a section; swf_registry_read_unlock leaves it. Later calls cost a
+ * TLS lookup (a table indexed by the registry's handle: any number of registries and caches used
+ * by one thread never evict each other's bindings) and ck_epoch_begin (a store and a full fence)
+ * followed by an acquire fence: the load barrier that Concurrency Kit 0.7.1 and 0.7.2 lack in
+ * ck_epoch_begin on weakly ordered machines (fixed upstream after 0.7.2). Sections nest. Inside
+ * one, walk with SWF_REGISTRY_FOREACH and load slots with swf_node_object(): NULL, or an object
+ * whose initialisation the reader sees. A thread's reader is given back (for recycling) when the
+ * thread exits.
+ *
+ * fork: the library's fork handlers take every registry's mutexes around fork() (so a fork waits
+ * for an activate, deactivate or grace-period wait in progress), before the caches' refill
+ * mutexes. In the child the registry is usable by its one thread: add, del, activate, deactivate,
+ * synchronize, reads and destroy work; readers that other threads of the parent had inside a
+ * section are treated as having left it (those threads do not exist in the child). Do not call
+ * fork() inside a read section, or from an init or release callback: the handlers could wait
+ * for a grace period that the forking thread itself holds back.
+ *
+ * Signals: nothing here is async-signal-safe.
  *
  * Progress: read_lock/unlock, first/next and swf_node_object are lock-free (wait-free once the
  * thread's record exists). add and del take the writer mutex; add may wait for memory while
@@ -86,7 +101,8 @@ extern "C" {
 struct swf_registry;
 struct swf_reader; /* a thread's epoch record for a registry */
 
-/* Embed one in each member; zero it (or swf_node_init) before its first add. */
+/* Embed one in each member; zero it (or swf_node_init) before its first add, and again after
+ * its release callback was called before adding it again (see swf_registry_del). */
 struct swf_node {
     CK_LIST_ENTRY(swf_node) link;
     void *slot;                    /* the member's object: read with swf_node_object() */
@@ -158,20 +174,30 @@ SWF_API int swf_registry_create(const struct swf_registry_config *cfg, struct sw
 SWF_API int swf_registry_destroy(struct swf_registry *r);
 
 /*
- * Link n (zeroed, or finalised after a del) at the head. While the registry is active, first
- * gives it an object (init runs on it) so it is never linked without one.
- * Returns 0; EINVAL (NULL); EEXIST (n is linked, here or in another registry); EBUSY (n was
- * deleted and its release has not run yet); ENOMEM (active and no object could be had: n is not
- * linked). Takes the writer mutex.
+ * Link n (zeroed: never added, finalised without a release callback, or swf_node_init'd after
+ * its release) at the head. While the registry is active, first gives it an object (init runs on
+ * it) so it is never linked without one.
+ * Returns 0; EINVAL (r or n NULL, or n holds a state no node can be in: not zeroed); EEXIST (n is
+ * linked, here or in another registry); EBUSY (n was deleted and is not finalised yet, or it was
+ * finalised with a release callback and not swf_node_init'd since); ENOMEM (active and no object
+ * could be had: n is not linked). Takes the writer mutex.
  */
 SWF_API int swf_registry_add(struct swf_registry *r, struct swf_node *n);
 
 /*
- * Unlink n. Once a grace period has passed and no activation sweep holds n pinned, n's object
- * (if any) goes back to the cache and release(n) (if not NULL) is called, from whichever thread
- * finalises it (a later del, activate, deactivate or synchronize, never inside a read section):
- * from then on n's memory is yours. Returns 0; EINVAL (NULL); ENOENT (n is not linked in r).
- * Takes the writer mutex and the reclaim mutex; does not wait for the grace period.
+ * Unlink n. Once a grace period has passed and no activation sweep holds n pinned, n is
+ * finalised from whichever thread gets there (a later del, activate, deactivate or synchronize,
+ * never inside a read section): its object (if any) goes back to the cache, then
+ *   - with release not NULL: release(n) is called, and from that call on n's memory is yours:
+ *     the library never touches n again. An add of n returns EBUSY until you call
+ *     swf_node_init(n) (inside release, or later): so no add can link n before release(n) has
+ *     been called, and release never runs on a linked node. After swf_node_init, another thread
+ *     may add n at once;
+ *   - with release NULL: n becomes addable again (add returns EBUSY until then).
+ * Returns 0; EINVAL (NULL); ENOENT (n is not linked in r).
+ * Takes the writer mutex and the reclaim mutex; does not wait for the grace period. A full fence
+ * orders the unlink before the grace period's epoch is read (Concurrency Kit 0.7.1 and 0.7.2 may
+ * otherwise end it one epoch early on weakly ordered machines).
  */
 SWF_API int swf_registry_del(struct swf_registry *r, struct swf_node *n,
                              void (*release)(struct swf_node *n));
@@ -187,9 +213,12 @@ SWF_API int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats
 
 /*
  * Switch off, take every object back and free them after a grace period. Returns 0; EALREADY
- * (not active); EINVAL (NULL); ENOMEM (no magazine for the deferred frees: the objects taken so
- * far were freed after a synchronous grace period instead, so nothing leaks). Blocking; not
- * inside a read section.
+ * (not active); EINVAL (NULL); ENOMEM, in one of two states: either no epoch record could be made
+ * for the calling thread, and nothing changed (the registry is still active, every object still
+ * published: retry later); or the registry was switched off and every object taken, but no
+ * magazine could be had for the deferred frees, so they were freed after a synchronous grace
+ * period instead (nothing leaks; the deactivation is complete). swf_registry_stats().active tells
+ * the two apart. Blocking; not inside a read section.
  */
 SWF_API int swf_registry_deactivate(struct swf_registry *r);
 
@@ -200,7 +229,8 @@ SWF_API int swf_registry_synchronize(struct swf_registry *r);
 /*
  * Enter a read section on the calling thread's reader for r (registered on first use). Returns
  * the reader to pass to swf_registry_read_unlock, or NULL with errno EINVAL (r NULL) or ENOMEM
- * (no record could be made). Lock-free after the first call on a thread.
+ * (no record could be made). Blocking on a thread's first call for r (allocates); lock-free and
+ * allocation-free afterwards, however many registries and caches the thread uses.
  */
 SWF_API struct swf_reader *swf_registry_read_lock(struct swf_registry *r);
 SWF_API void swf_registry_read_unlock(struct swf_reader *rd);

@@ -1,0 +1,273 @@
+/*
+ * lib/cache_internal.h - the object cache's structures and the functions its files share,
+ * grouped by the file that defines them (one concept per file):
+ *
+ *   cache.c     the public entry points: the alloc and free fast paths, grow, flush, limits,
+ *               statistics, create and destroy, and the fork hooks
+ *   depot.c     magazines and the depot: the full, partial and empty stacks, and the shared
+ *               path of threads without a thread state
+ *   loose.c     the loose list: objects freed when no magazine had room
+ *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
+ *   chunk.c     mapping and preparing memory for objects (and swf_prefault)
+ *   dmap.c      the debug-check build's map from address to object state
+ *   deferred.c  frees after an epoch grace period
+ *
+ * Where a free object can be, and who may touch it there:
+ *   1. in a magazine loaded in a thread state (ts->loaded, ts->prev): only the thread bound to
+ *      that state touches it, with plain loads and stores;
+ *   2. in a magazine on one of the depot's stacks (full: MAG_CAP objects; partial: fewer):
+ *      nobody, until a pop (acquire) hands the magazine to one thread;
+ *   3. on the loose list (x_loose), linked through its first word: nobody, until an exchange
+ *      (acquire) hands the whole list to one thread;
+ *   4. in a magazine queued for a deferred free: nobody, until its grace period ends and the
+ *      epoch callback puts the magazine on the depot.
+ * Every move between these places is a release (push, store) paired with an acquire (pop,
+ * exchange), so whatever the freeing thread wrote happens-before the next allocation (cache.h's
+ * ordering promise). Magazines and thread states live in tables that grow but never shrink while
+ * the cache lives (istack.h), which is what lets a pop read a node another thread may be reusing.
+ *
+ * Conservation (exact when no thread is inside the cache):
+ *     capacity == alive + ready
+ *     ready    == sum(ts->loaded->n + ts->prev->n) + x_depot_objs + x_loose_objs
+ *     alive    == allocations - frees   (objects awaiting a grace period count as alive)
+ *
+ * The blocking paths (WAIT, grow, set_limit, set_failslab, binding a thread on one of them)
+ * serialise on refill_lock: mapping memory and growing tables happen there and nowhere else.
+ */
+#ifndef SWF_LIB_CACHE_INTERNAL_H
+#define SWF_LIB_CACHE_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ck_epoch.h>
+
+#include "sweepfill/cache.h"
+
+#include "atomic.h"
+#include "failslab.h"
+#include "istack.h"
+#include "thread.h"
+#include "util.h"
+
+#define MAG_CAP          SWF_CACHE_MAGAZINE
+#define MAG_BLOCK_SHIFT  8     /* 256 magazines (130 KiB) per table block */
+#define MAG_BLOCKS_MAX   16384 /* 4M magazines: 251M free objects at most */
+#define TS_BLOCK_SHIFT   6     /* 64 thread states per block */
+#define TS_BLOCKS_MAX    16384 /* 1M threads bound to one cache at once; others share */
+#define SPARE_EMPTY_MAGS 16    /* kept on the empty stack by the blocking paths */
+#define CHUNK_ALIGN      ((size_t)64 << 10)
+#define WAIT_BATCH_BYTES ((size_t)16 << 20) /* most a WAIT allocation maps at once */
+
+enum obj_state { OBJ_FREE = 0, OBJ_ALLOC = 1, OBJ_DEFERRED = 2 };
+
+struct swf_mag {
+    uint32_t x_next; /* istack link */
+    uint32_t index;
+    uint32_t n; /* objects held; owned by whoever holds the magazine */
+    uint32_t unused;
+    ck_epoch_entry_t epoch_entry; /* while queued for a deferred free */
+    struct swf_cache *cache;
+    void *epoch; /* the ck_epoch_t of a deferred free, for TSan's benefit (tsan.h) */
+    void *obj[MAG_CAP];
+};
+
+struct swf_tstate {
+    uint32_t x_next; /* istack link while free */
+    uint32_t index;
+    struct swf_mag *loaded; /* the bound thread's magazines */
+    struct swf_mag *prev;
+    /* Single writer (the bound thread), relaxed readers (stats). Cumulative across owners. */
+    uint64_t x_allocs_nowait;
+    uint64_t x_allocs_wait;
+    uint64_t x_fails_nowait;
+    uint64_t x_frees;
+};
+
+struct swf_chunk {
+    struct swf_chunk *next;
+    char *base;
+    size_t map_bytes;
+    size_t nobjs;
+    uint8_t *state; /* debug checks: one enum obj_state per object, prepared memory */
+    size_t state_bytes;
+};
+
+struct swf_cache {
+    struct swf_tls_owner owner;
+    size_t object_size;
+    size_t align;
+    size_t stride;
+    unsigned int lock_memory;
+    char name[64];
+
+    /* Each hot shared word on its own cache line. */
+    struct swf_istack full __attribute__((aligned(64)));
+    struct swf_istack partial;
+    uint64_t x_depot_objs;
+    struct swf_istack empty __attribute__((aligned(64)));
+    uint64_t x_empty_mags;
+    void *x_loose __attribute__((aligned(64)));
+    uint64_t x_loose_objs;
+    struct swf_istack ts_free __attribute__((aligned(64)));
+    struct swf_failslab_state fs __attribute__((aligned(64)));
+
+    /* Counters for work done without a thread state (and for deferred frees). */
+    uint64_t x_allocs_nowait __attribute__((aligned(64)));
+    uint64_t x_allocs_wait;
+    uint64_t x_fails_nowait;
+    uint64_t x_fails_injected;
+    uint64_t x_fails_wait;
+    uint64_t x_frees;
+    uint64_t x_deferred_queued;
+    uint64_t x_deferred_done; /* release-added by the callback: its last touch of the cache */
+
+    struct swf_itable mags;
+    struct swf_itable tstates;
+
+    pthread_mutex_t refill_lock;
+    /* Written under refill_lock; the x_ ones are also read by stats. */
+    struct swf_chunk *chunks;
+    uint64_t x_capacity;
+    uint64_t x_limit;
+    uint64_t x_bytes_mapped;
+    uint64_t x_chunks;
+    struct swf_chunk ***dmap; /* debug checks: granule -> chunk */
+};
+
+/* ---- depot.c ---------------------------------------------------------------------------------
+ */
+
+static inline struct swf_mag *swf_mag_at(struct swf_cache *c, uint32_t index)
+{
+    return (struct swf_mag *)swf_itable_node(&c->mags, index);
+}
+
+/* Put a magazine on the depot: the full, partial or empty stack, by how much it holds. */
+static inline void swf_depot_put(struct swf_cache *c, struct swf_mag *m)
+{
+    if (m->n == 0) {
+        swf_fetch_add_relaxed_64(&c->x_empty_mags, 1);
+        swf_istack_push(&c->empty, &c->mags, m->index);
+        return;
+    }
+    swf_fetch_add_relaxed_64(&c->x_depot_objs, m->n);
+    swf_istack_push(m->n == MAG_CAP ? &c->full : &c->partial, &c->mags, m->index);
+}
+
+/* A magazine holding objects, full ones first; NULL when the depot has none. */
+static inline struct swf_mag *swf_depot_get_objects(struct swf_cache *c)
+{
+    uint32_t i = swf_istack_pop(&c->full, &c->mags);
+    if (i == UINT32_MAX && (i = swf_istack_pop(&c->partial, &c->mags)) == UINT32_MAX)
+        return NULL;
+    struct swf_mag *m = swf_mag_at(c, i);
+    swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->n);
+    return m;
+}
+
+static inline struct swf_mag *swf_depot_get_empty(struct swf_cache *c)
+{
+    uint32_t i = swf_istack_pop(&c->empty, &c->mags);
+    if (i == UINT32_MAX)
+        return NULL;
+    swf_fetch_sub_relaxed_64(&c->x_empty_mags, 1);
+    return swf_mag_at(c, i);
+}
+
+/* Add a block of empty magazines (refill_lock held). 0 or ENOMEM (table full, or no memory). */
+int swf_mags_make(struct swf_cache *c);
+
+/* Make sure at least n empty magazines are on the depot (refill_lock held); best effort. */
+void swf_mags_reserve(struct swf_cache *c, uint64_t n);
+
+/* Take `count` empty magazines into a private chain linked through x_next (index + 1), making
+ * more if the depot runs dry (under refill_lock, which the caller holds when `locked`). Returns
+ * how many it took: all, or fewer when the magazine table or memory ran out. */
+size_t swf_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struct swf_mag **head);
+
+/* Give a private chain's magazines back to the depot. */
+void swf_mags_put_chain(struct swf_cache *c, struct swf_mag *head);
+
+/* The next magazine of a private chain, or NULL. */
+struct swf_mag *swf_mags_chain_next(struct swf_cache *c, struct swf_mag *m);
+
+/* The shared path, for threads without a thread state: one object straight from the depot (or
+ * the loose list), and one object straight back. Lock-free, O(1) per object. */
+void *swf_depot_take_one(struct swf_cache *c);
+void swf_depot_put_one(struct swf_cache *c, void *obj);
+
+/* ---- loose.c ---------------------------------------------------------------------------------
+ */
+
+/* Push one object on the loose list. Lock-free. */
+void swf_loose_push(struct swf_cache *c, void *obj);
+
+/* Move up to `room` loose objects into m; the rest go into empty magazines on the depot (or
+ * back on the loose list when there are none). Returns how many moved into m. Lock-free. */
+uint32_t swf_loose_take(struct swf_cache *c, struct swf_mag *m, uint32_t room);
+
+/* Put every loose object into magazines, making magazines as needed (refill_lock held). */
+void swf_loose_drain(struct swf_cache *c);
+
+/* ---- tstate.c --------------------------------------------------------------------------------
+ */
+
+/* Bind the calling thread to c from the spare pools, lock-free; NULL when the thread was never
+ * prepared (swf_tls_bindable) or a pool is dry. */
+struct swf_tstate *swf_tstate_bind_nowait(struct swf_cache *c);
+
+/* The calling thread's state, binding it first if need be, making thread states and magazines as
+ * needed (refill_lock held; allocates). NULL only when memory or the tables ran out. */
+struct swf_tstate *swf_tstate_bind_locked(struct swf_cache *c);
+
+/* Give a thread state back: its magazines to the depot, itself to the free pool. Lock-free. */
+void swf_tstate_release(struct swf_cache *c, struct swf_tstate *ts);
+
+/* Keep spare empty magazines and free thread states around, and put loose objects back into
+ * magazines (refill_lock held; best effort). */
+void swf_pools_replenish(struct swf_cache *c);
+
+/* The slow halves of a bound thread's alloc and free: its prev magazine, then the depot, then
+ * the loose list. Lock-free. take returns NULL when nothing is ready for the thread. */
+void *swf_tstate_take(struct swf_cache *c, struct swf_tstate *ts);
+void swf_tstate_put(struct swf_cache *c, struct swf_tstate *ts, void *obj);
+
+extern const struct swf_owner_ops swf_cache_owner_ops;
+
+/* ---- chunk.c ---------------------------------------------------------------------------------
+ */
+
+/* Map, align and prepare (every page written; locked if asked) at least `bytes` bytes. Sets
+ * *err (ENOMEM, or mlock's error) and returns NULL on failure. */
+char *swf_map_prepared(size_t bytes, size_t align, unsigned int lock, int *err);
+
+/* Map up to `want` new objects (at least one unless the limit forbids), with their magazines
+ * taken before any memory is mapped, and put them on the depot. 0 when all `want` were added;
+ * ENOMEM (limit, system, tables) or mlock's error otherwise, having mapped only memory that
+ * became ready objects. refill_lock held. */
+int swf_map_objects(struct swf_cache *c, size_t want);
+
+/* Unmap every chunk (destroy). */
+void swf_chunks_free(struct swf_cache *c);
+
+/* ---- dmap.c ----------------------------------------------------------------------------------
+ */
+
+int swf_dmap_init(struct swf_cache *c);
+void swf_dmap_fini(struct swf_cache *c);
+/* Record a chunk's granules (refill_lock held). 0 or ENOMEM. */
+int swf_dmap_insert(struct swf_cache *c, struct swf_chunk *ch);
+/* Debug checks: move obj from state `from` to `to` or abort naming fn. No-op without checks. */
+void swf_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
+                               uint8_t to);
+
+static inline void swf_debug_transition(struct swf_cache *c, const char *fn, void *obj,
+                                        uint8_t from, uint8_t to)
+{
+    if (SWF_DEBUG)
+        swf_debug_transition_slow(c, fn, obj, from, to);
+}
+
+#endif /* SWF_LIB_CACHE_INTERNAL_H */

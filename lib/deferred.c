@@ -1,0 +1,72 @@
+/*
+ * lib/deferred.c - frees after a ck_epoch grace period.
+ *
+ * The objects go into empty magazines, each magazine is queued with ck_epoch_call on the
+ * caller's record, and the callback puts the magazine on the depot once the grace period is
+ * over. The callback's last touch of the cache is a release add to x_deferred_done; destroy
+ * (through stats) reads it with acquire, so a destroy that sees every deferred free done also
+ * sees the callbacks' writes to the depot finished, and frees nothing under them.
+ *
+ * Concurrency Kit up to 0.7.2 (Debian 12 ships 0.7.1) lets ck_epoch_poll dispatch a callback
+ * one epoch early when the deletion was not yet visible at the time of ck_epoch_call, which on a
+ * weakly ordered machine (ARM, POWER) can free an object a reader still holds (fixed upstream in
+ * June 2026, "ck_epoch: make poll safer to use"). A full fence before ck_epoch_call makes the
+ * caller's unpublication visible before the epoch snapshot, which restores the one-epoch
+ * distance that version's dispatch assumes.
+ */
+#include "cache_internal.h"
+
+#include <errno.h>
+
+#include "tsan.h"
+
+static void deferred_done(ck_epoch_entry_t *e)
+{
+    struct swf_mag *m = SWF_CONTAINER_OF(e, struct swf_mag, epoch_entry);
+    struct swf_cache *c = m->cache;
+    uint32_t n = m->n;
+    swf_tsan_acquire(m->epoch); /* the grace period is over: sections that saw these objects
+                                   ended before this point */
+    for (uint32_t i = 0; i < n; i++)
+        swf_debug_transition(c, "swf_cache_free_deferred", m->obj[i], OBJ_DEFERRED, OBJ_FREE);
+    swf_depot_put(c, m);
+    /* Release, and the last access to c: see the top of this file. */
+    swf_fetch_add_release_64(&c->x_deferred_done, n);
+}
+
+int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *const *objs,
+                            size_t n)
+{
+    SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
+    SWF_CHECK_ARG(rec == NULL, EINVAL, "rec is NULL");
+    SWF_CHECK_ARG(objs == NULL && n > 0, EINVAL, "objs is NULL and n is not 0");
+    size_t want = (n + MAG_CAP - 1) / MAG_CAP;
+    struct swf_mag *chain;
+    if (swf_mags_take_chain(c, want, false, &chain) < want) {
+        swf_mags_put_chain(c, chain);
+        return swf_fail(__func__, ENOMEM, "no magazine could be made for the deferred frees");
+    }
+    swf_fetch_add_relaxed_64(&c->x_deferred_queued, n);
+    swf_fence_seq_cst(); /* see the top of this file: ck_epoch_poll in ck <= 0.7.2 */
+    size_t done = 0;
+    while (chain != NULL) {
+        struct swf_mag *m = chain;
+        chain = swf_mags_chain_next(c, m);
+        while (m->n < MAG_CAP && done < n) {
+            swf_debug_transition(c, "swf_cache_free_deferred", objs[done], OBJ_ALLOC,
+                                 OBJ_DEFERRED);
+            m->obj[m->n++] = objs[done++];
+        }
+        m->epoch = rec->global;
+        ck_epoch_call(rec, &m->epoch_entry, deferred_done);
+    }
+    return 0;
+}
+
+int swf_cache_quiesce(struct swf_cache *c, ck_epoch_record_t *rec)
+{
+    SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
+    SWF_CHECK_ARG(rec == NULL, EINVAL, "rec is NULL");
+    ck_epoch_barrier_wait(rec, swf_epoch_wait_yield, NULL);
+    return 0;
+}

@@ -1,0 +1,166 @@
+/*
+ * lib/tstate.c - thread states: a thread's pair of magazines for one cache, how a thread gets
+ * one, and how it gives it back.
+ *
+ * A thread binds to a cache (thread.h's per-thread table, indexed by the cache's handle) on its
+ * first blocking call on the cache (grow, a WAIT allocation), which first prepares the thread
+ * (arms its exit hook, sizes its table) and makes a thread state and magazines if the pools are
+ * dry. A prepared thread also binds lock-free on a NOWAIT call or a free, from the spare pools.
+ * A thread that cannot bind (never prepared, or the pools dry) uses the depot's shared path
+ * (depot.c), which is O(1) per object but costs two compare-and-swaps.
+ *
+ * The thread states' table grows in blocks on the blocking paths, up to TS_BLOCKS_MAX blocks, as
+ * the magazine table does; thread states come back to the free pool when their thread exits or
+ * flushes, so the table holds as many as threads bound at once.
+ */
+#include "cache_internal.h"
+
+#include <errno.h>
+
+static int make_tstates(struct swf_cache *c)
+{
+    uint32_t first = swf_itable_grow(&c->tstates);
+    if (first == UINT32_MAX)
+        return ENOMEM;
+    for (uint32_t i = first; i < first + (1u << TS_BLOCK_SHIFT); i++) {
+        struct swf_tstate *ts = swf_itable_node(&c->tstates, i);
+        ts->index = i;
+        swf_istack_push(&c->ts_free, &c->tstates, i);
+    }
+    return 0;
+}
+
+void swf_pools_replenish(struct swf_cache *c)
+{
+    swf_mags_reserve(c, SPARE_EMPTY_MAGS);
+    if (swf_istack_empty(&c->ts_free))
+        (void)make_tstates(c);
+    swf_loose_drain(c);
+}
+
+void swf_tstate_release(struct swf_cache *c, struct swf_tstate *ts)
+{
+    swf_depot_put(c, ts->loaded);
+    swf_depot_put(c, ts->prev);
+    ts->loaded = ts->prev = NULL;
+    swf_istack_push(&c->ts_free, &c->tstates, ts->index);
+}
+
+static void release_hook(struct swf_tls_owner *o, void *state)
+{
+    swf_tstate_release(SWF_CONTAINER_OF(o, struct swf_cache, owner), state);
+}
+
+struct swf_tstate *swf_tstate_bind_nowait(struct swf_cache *c)
+{
+    if (!swf_tls_bindable(&c->owner))
+        return NULL;
+    uint32_t i = swf_istack_pop(&c->ts_free, &c->tstates);
+    if (i == UINT32_MAX)
+        return NULL;
+    struct swf_tstate *ts = swf_itable_node(&c->tstates, i);
+    ts->loaded = swf_depot_get_empty(c);
+    ts->prev = ts->loaded ? swf_depot_get_empty(c) : NULL;
+    if (ts->prev == NULL) {
+        if (ts->loaded != NULL)
+            swf_depot_put(c, ts->loaded);
+        ts->loaded = NULL;
+        swf_istack_push(&c->ts_free, &c->tstates, i);
+        return NULL;
+    }
+    swf_tls_bind(&c->owner, ts);
+    return ts;
+}
+
+struct swf_tstate *swf_tstate_bind_locked(struct swf_cache *c)
+{
+    struct swf_tstate *ts = swf_tls_get(&c->owner);
+    if (ts != NULL)
+        return ts;
+    if (swf_tls_prepare(&c->owner) != 0)
+        return NULL;
+    /* Lock-free poppers may empty the pools between our refills: bounded retries. */
+    for (int tries = 0; tries < 4; tries++) {
+        if ((ts = swf_tstate_bind_nowait(c)) != NULL)
+            return ts;
+        if (swf_istack_empty(&c->ts_free) && make_tstates(c) != 0)
+            return NULL;
+        swf_mags_reserve(c, 2 + SPARE_EMPTY_MAGS);
+    }
+    return swf_tstate_bind_nowait(c);
+}
+
+void *swf_tstate_take(struct swf_cache *c, struct swf_tstate *ts)
+{
+    if (ts->loaded->n == 0) {
+        struct swf_mag *t = ts->loaded;
+        ts->loaded = ts->prev;
+        ts->prev = t;
+    }
+    if (ts->loaded->n == 0) {
+        struct swf_mag *got = swf_depot_get_objects(c);
+        if (got != NULL) {
+            /* Both ours are empty: keep one as prev, give the other back. */
+            swf_depot_put(c, ts->prev);
+            ts->prev = ts->loaded;
+            ts->loaded = got;
+        } else if (swf_loose_take(c, ts->loaded, MAG_CAP) == 0) {
+            return NULL;
+        }
+    }
+    return ts->loaded->obj[--ts->loaded->n];
+}
+
+void swf_tstate_put(struct swf_cache *c, struct swf_tstate *ts, void *obj)
+{
+    if (ts->loaded->n == MAG_CAP) {
+        if (ts->prev->n < MAG_CAP) {
+            struct swf_mag *t = ts->loaded;
+            ts->loaded = ts->prev;
+            ts->prev = t;
+        } else {
+            struct swf_mag *e = swf_depot_get_empty(c);
+            if (e == NULL) {
+                swf_loose_push(c, obj);
+                return;
+            }
+            swf_depot_put(c, ts->prev);
+            ts->prev = ts->loaded;
+            ts->loaded = e;
+        }
+    }
+    ts->loaded->obj[ts->loaded->n++] = obj;
+}
+
+/* ---- fork ----------------------------------------------------------------------------------- */
+
+static void fork_prepare(struct swf_tls_owner *o)
+{
+    pthread_mutex_lock(&SWF_CONTAINER_OF(o, struct swf_cache, owner)->refill_lock);
+}
+
+static void fork_parent(struct swf_tls_owner *o)
+{
+    pthread_mutex_unlock(&SWF_CONTAINER_OF(o, struct swf_cache, owner)->refill_lock);
+}
+
+/*
+ * In the child only the forking thread exists. The depot, the loose list and the tables are
+ * consistent (every change is one compare-and-swap), and the forking thread's own state is
+ * intact (it was inside fork, not inside the cache). Objects that other threads held at that
+ * instant - in their magazines, or in a magazine they had popped - stay where they are: they are
+ * counted as ready but no thread of the child will hand them out. The refill lock was held by
+ * fork_prepare; it is made new.
+ */
+static void fork_child(struct swf_tls_owner *o)
+{
+    pthread_mutex_init(&SWF_CONTAINER_OF(o, struct swf_cache, owner)->refill_lock, NULL);
+}
+
+const struct swf_owner_ops swf_cache_owner_ops = {
+    .release = release_hook,
+    .fork_prepare = fork_prepare,
+    .fork_parent = fork_parent,
+    .fork_child = fork_child,
+    .fork_rank = 1, /* after the registries: they take refill locks while holding theirs */
+};
