@@ -2,9 +2,12 @@
  * test/cache_nowait_wrap.c - NOWAIT and free take no lock and map nothing: counted.
  *
  * This program links the static library with -Wl,--wrap for the calls that could block or enter
- * the kernel (mutex lock and trylock, mmap, munmap, malloc, calloc, posix_memalign, sched_yield),
- * so every such call the library makes lands in a counter here. The counts must be zero across
- * the lock-free paths, and non-zero across the blocking paths (which shows the wrapping works).
+ * the kernel (mutex lock and trylock, mmap, munmap, malloc, calloc, posix_memalign, sched_yield,
+ * pthread_setspecific), so every such call the library makes lands in a counter here. The counts
+ * must be zero across the lock-free paths, and non-zero across the blocking paths (which shows
+ * the wrapping works). The paths covered: a fresh thread (shared depot path), a thread bound by
+ * its blocking call, and one thread using 40 caches and 4 registries at once, whose bindings
+ * must never evict each other (a read_lock after an eviction would allocate and lock).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -12,6 +15,7 @@
 #include <sys/mman.h>
 
 #include <sweepfill/cache.h>
+#include <sweepfill/registry.h>
 
 #include "tap.h"
 
@@ -25,6 +29,7 @@ void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t s);
 int __real_posix_memalign(void **p, size_t a, size_t n);
 int __real_sched_yield(void);
+int __real_pthread_setspecific(pthread_key_t k, const void *v);
 
 int __wrap_pthread_mutex_lock(pthread_mutex_t *m)
 {
@@ -66,6 +71,11 @@ int __wrap_sched_yield(void)
     __atomic_fetch_add(&calls_yield, 1, __ATOMIC_RELAXED);
     return __real_sched_yield();
 }
+int __wrap_pthread_setspecific(pthread_key_t k, const void *v)
+{
+    __atomic_fetch_add(&calls_malloc, 1, __ATOMIC_RELAXED); /* may allocate (keys past 31) */
+    return __real_pthread_setspecific(k, v);
+}
 
 static unsigned long total(void)
 {
@@ -84,7 +94,7 @@ struct phase {
     int allocated;
 };
 
-/* A fresh thread: its first NOWAIT binds it, which must be lock-free too. */
+/* A fresh thread: it never made a blocking call, so it works on the shared depot path. */
 static void *nowait_phase(void *arg)
 {
     struct phase *p = arg;
@@ -100,6 +110,78 @@ static void *nowait_phase(void *arg)
     swf_cache_flush(p->c);
     p->calls = total() - before;
     return NULL;
+}
+
+enum { CACHES = 40, REGISTRIES = 4, ROUNDS = 1000 };
+
+struct many {
+    struct swf_cache *caches[CACHES];
+    struct swf_registry *regs[REGISTRIES];
+    unsigned long calls;
+    int failures;
+};
+
+static void nothing_init(void *obj, void *member, void *arg)
+{
+    (void)obj, (void)member, (void)arg;
+}
+
+/* One thread, 40 caches and 4 registries: one blocking call prepares it (and sizes its binding
+ * table for every handle in use); its first read of each registry makes its reader. After that,
+ * every cache binds lock-free on first use and nothing the thread does allocates or locks. */
+static void *many_phase(void *arg)
+{
+    struct many *m = arg;
+    swf_cache_grow(m->caches[0], 0);
+    for (int r = 0; r < REGISTRIES; r++)
+        swf_registry_read_unlock(swf_registry_read_lock(m->regs[r]));
+    unsigned long before = total();
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < CACHES; i++) {
+            void *o = swf_cache_alloc(m->caches[i], SWF_NOWAIT);
+            m->failures += o == NULL;
+            swf_cache_free(m->caches[i], o);
+        }
+        for (int r = 0; r < REGISTRIES; r++) {
+            struct swf_reader *rd = swf_registry_read_lock(m->regs[r]);
+            m->failures += rd == NULL;
+            swf_registry_read_unlock(rd);
+        }
+    }
+    m->calls = total() - before;
+    for (int i = 0; i < CACHES; i++)
+        swf_cache_flush(m->caches[i]);
+    return NULL;
+}
+
+static void many_owners(void)
+{
+    struct many m = {.calls = 0};
+    for (int i = 0; i < CACHES; i++) {
+        struct swf_cache_config cfg = {.object_size = 64 + 8 * (size_t)i, .prefill = 100};
+        tap_require(swf_cache_create(&cfg, &m.caches[i]) == 0, "cache");
+    }
+    for (int r = 0; r < REGISTRIES; r++) {
+        struct swf_registry_config rc;
+        swf_registry_config_init(&rc);
+        rc.cache = m.caches[r];
+        rc.init = nothing_init;
+        tap_require(swf_registry_create(&rc, &m.regs[r]) == 0, "registry");
+    }
+    pthread_t t;
+    pthread_create(&t, NULL, many_phase, &m);
+    pthread_join(t, NULL);
+    ok(m.failures == 0, "one thread used %d caches and %d registries %d times over, no failure",
+       CACHES, REGISTRIES, ROUNDS);
+    ok(m.calls == 0,
+       "no binding evicted another: %lu locks, maps, mallocs or yields across those rounds",
+       m.calls);
+    int bad = 0;
+    for (int r = 0; r < REGISTRIES; r++)
+        bad += swf_registry_destroy(m.regs[r]) != 0;
+    for (int i = 0; i < CACHES; i++)
+        bad += swf_cache_destroy(m.caches[i]) != 0;
+    ok(bad == 0, "destroy them all");
 }
 
 int main(void)
@@ -128,5 +210,6 @@ int main(void)
     swf_cache_free(c, o);
     ok(swf_cache_set_limit(c, 0) == 0 && total() > before, "a blocking call is seen again");
     ok(swf_cache_destroy(c) == 0, "destroy");
+    many_owners();
     return tap_done();
 }
