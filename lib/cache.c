@@ -47,20 +47,17 @@ static void *alloc_wait(struct swf_cache *c)
     swf_pools_replenish(c);
     void *obj = take(c, ts);
     int err = 0;
+    const char *why = NULL;
     if (obj == NULL) {
         err = swf_map_objects(c, wait_batch(c)); /* a partial success still serves this call */
+        why = c->map_why;
         obj = take(c, ts);
     }
     pthread_mutex_unlock(&c->refill_lock);
     if (obj == NULL) {
         swf_fetch_add_relaxed_64(&c->x_fails_wait, 1);
         return swf_fail_null("swf_cache_alloc", ENOMEM,
-                             swf_load_relaxed_64(&c->x_limit) != 0 &&
-                                     swf_load_relaxed_64(&c->x_capacity) >=
-                                         swf_load_relaxed_64(&c->x_limit)
-                                 ? "the cache's limit is reached"
-                             : err == EPERM ? "mlock was refused (lock_memory)"
-                                            : "the system refused memory");
+                             err ? why : "no memory for this thread's magazines");
     }
     count_alloc(c, ts, SWF_WAIT);
     swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
@@ -160,20 +157,19 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     int err = 0;
+    const char *why = NULL;
     pthread_mutex_lock(&c->refill_lock);
     struct swf_tstate *ts = swf_tstate_bind_locked(c);
     swf_pools_replenish(c);
     uint64_t have = reachable_objects(c, ts);
-    if (have < n)
-        err = swf_map_objects(c, (size_t)(n - have));
+    if (have < n && (err = swf_map_objects(c, (size_t)(n - have))) != 0)
+        why = c->map_why;
     swf_pools_replenish(c);
     pthread_mutex_unlock(&c->refill_lock);
-    if (err == 0 && ts == NULL)
-        return swf_fail(__func__, ENOMEM, "no memory for this thread's state");
     if (err != 0)
-        return swf_fail(__func__, err,
-                        err == EPERM ? "mlock was refused (lock_memory)"
-                                     : "the limit, the magazine table or the system stopped it");
+        return swf_fail(__func__, err, why);
+    if (ts == NULL)
+        return swf_fail(__func__, ENOMEM, "no memory for this thread's magazines");
     return 0;
 }
 
@@ -265,8 +261,10 @@ static void cache_free_memory(struct swf_cache *c)
     free(c);
 }
 
-static int check_config(const struct swf_cache_config *cfg)
+int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
 {
+    SWF_CHECK_ARG(cfg == NULL, EINVAL, "cfg is NULL");
+    SWF_CHECK_ARG(out == NULL, EINVAL, "out is NULL");
     SWF_CHECK_ARG(cfg->object_size == 0, EINVAL, "cfg->object_size is 0");
     SWF_CHECK_ARG(cfg->object_size > SWF_CACHE_OBJECT_MAX, EINVAL,
                   "cfg->object_size is above SWF_CACHE_OBJECT_MAX");
@@ -279,16 +277,6 @@ static int check_config(const struct swf_cache_config *cfg)
     SWF_CHECK_ARG(cfg->lock_memory > 1, EINVAL, "cfg->lock_memory is neither 0 nor 1");
     for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
         SWF_CHECK_ARG(cfg->reserved[i] != 0, EINVAL, "cfg->reserved is not zero");
-    return 0;
-}
-
-int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
-{
-    SWF_CHECK_ARG(cfg == NULL, EINVAL, "cfg is NULL");
-    SWF_CHECK_ARG(out == NULL, EINVAL, "out is NULL");
-    int err = check_config(cfg);
-    if (err != 0)
-        return err;
 
     struct swf_cache *c;
     if (posix_memalign((void **)&c, 64, sizeof(*c)) != 0)
@@ -307,7 +295,7 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     c->owner.ops = &swf_cache_owner_ops;
     pthread_mutex_init(&c->refill_lock, NULL);
 
-    err = swf_failslab_from_env(&c->fs, cfg->name);
+    int err = swf_failslab_from_env(&c->fs, cfg->name);
     const char *why = err == EINVAL ? "SWF_FAILSLAB is malformed" : "no memory for the cache";
     if (err == 0 &&
         (swf_itable_init(&c->mags, sizeof(struct swf_mag), MAG_BLOCK_SHIFT, MAG_BLOCKS_MAX) != 0 ||
@@ -319,7 +307,7 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     if (err == 0)
         swf_pools_replenish(c);
     if (err == 0 && cfg->prefill > 0 && (err = swf_map_objects(c, cfg->prefill)) != 0)
-        why = err == EPERM ? "mlock was refused (lock_memory)" : "the system refused memory";
+        why = c->map_why;
     pthread_mutex_unlock(&c->refill_lock);
     if (err == 0 && (err = swf_tls_owner_register(&c->owner)) != 0)
         why = "SWF_CACHE_MAX caches and registries are alive";

@@ -53,7 +53,10 @@
 
 #define MAG_CAP          SWF_CACHE_MAGAZINE
 #define MAG_BLOCK_SHIFT  8     /* 256 magazines (130 KiB) per table block */
-#define MAG_BLOCKS_MAX   16384 /* 4M magazines: 251M free objects at most */
+#ifndef SWF_MAG_BLOCKS_MAX      /* a test build lowers it (test/cache_limits.c) */
+#define SWF_MAG_BLOCKS_MAX 16384 /* 4M magazines: 251M free objects at most */
+#endif
+#define MAG_BLOCKS_MAX SWF_MAG_BLOCKS_MAX
 #define TS_BLOCK_SHIFT   6     /* 64 thread states per block */
 #define TS_BLOCKS_MAX    16384 /* 1M threads bound to one cache at once; others share */
 #define SPARE_EMPTY_MAGS 16    /* kept on the empty stack by the blocking paths */
@@ -134,6 +137,7 @@ struct swf_cache {
     uint64_t x_bytes_mapped;
     uint64_t x_chunks;
     struct swf_chunk ***dmap; /* debug checks: granule -> chunk */
+    const char *map_why;      /* why the last swf_map_objects came up short */
 };
 
 /* ---- depot.c ---------------------------------------------------------------------------------
@@ -246,7 +250,7 @@ char *swf_map_prepared(size_t bytes, size_t align, unsigned int lock, int *err);
 /* Map up to `want` new objects (at least one unless the limit forbids), with their magazines
  * taken before any memory is mapped, and put them on the depot. 0 when all `want` were added;
  * ENOMEM (limit, system, tables) or mlock's error otherwise, having mapped only memory that
- * became ready objects. refill_lock held. */
+ * became ready objects, with the reason in c->map_why. refill_lock held. */
 int swf_map_objects(struct swf_cache *c, size_t want);
 
 /* Unmap every chunk (destroy). */

@@ -104,6 +104,7 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
 int swf_map_objects(struct swf_cache *c, size_t want)
 {
     size_t allowed = allowed_by_limit(c, want);
+    c->map_why = "the cache's limit is reached";
     if (allowed == 0)
         return ENOMEM;
     /* Whole CHUNK_ALIGN units: the rounding slack holds objects too, within the limit. */
@@ -113,12 +114,17 @@ int swf_map_objects(struct swf_cache *c, size_t want)
 
     struct swf_mag *mags;
     size_t nmags = swf_mags_take_chain(c, (allowed + MAG_CAP - 1) / MAG_CAP, true, &mags);
-    if (nmags * MAG_CAP < allowed)
+    bool short_of_mags = nmags * MAG_CAP < allowed;
+    if (short_of_mags)
         allowed = nmags * MAG_CAP; /* the magazine table is full: map only what it can hold */
     int err = ENOMEM;
     struct swf_chunk *ch = allowed ? chunk_map(c, allowed, &err) : NULL;
     if (ch == NULL) {
         swf_mags_put_chain(c, mags);
+        c->map_why = allowed == 0     ? "the magazine table is full (4M magazines)"
+                     : err == EPERM   ? "mlock was refused (lock_memory)"
+                     : c->lock_memory ? "the system refused memory, or mlock did"
+                                      : "the system refused memory";
         return err;
     }
     ch->next = c->chunks;
@@ -135,6 +141,8 @@ int swf_map_objects(struct swf_cache *c, size_t want)
         swf_store_relaxed_64(&c->x_capacity, swf_load_relaxed_64(&c->x_capacity) + m->n);
         swf_depot_put(c, m);
     }
+    if (short_of_mags)
+        c->map_why = "the magazine table is full (4M magazines)";
     return placed >= want ? 0 : ENOMEM;
 }
 

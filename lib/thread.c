@@ -25,6 +25,7 @@ _Thread_local struct swf_tls swf_tls_self __attribute__((tls_model("initial-exec
 static uint64_t owner_word[SWF_OWNERS_MAX];
 static struct swf_tls_owner *owner_ptr[SWF_OWNERS_MAX];
 static uint32_t x_handles_used; /* one past the highest handle ever given out */
+static uint32_t first_free;     /* no handle below this one is free (under handle_lock) */
 static pthread_mutex_t handle_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t next_id = 1;
 
@@ -194,11 +195,12 @@ int swf_tls_owner_register(struct swf_tls_owner *o)
     int err = EAGAIN;
     pthread_mutex_lock(&handle_lock);
     uint32_t used = swf_load_relaxed_32(&x_handles_used);
-    for (uint32_t h = 0; h < SWF_OWNERS_MAX; h++) {
+    for (uint32_t h = first_free; h < SWF_OWNERS_MAX; h++) {
         if (h < used && swf_load_relaxed_64(&owner_word[h]) != 0)
             continue;
         o->id = next_id++;
         o->handle = h;
+        first_free = h + 1;
         if (h >= used)
             swf_store_relaxed_32(&x_handles_used, h + 1);
         swf_store_relaxed_ptr((void **)&owner_ptr[h], o);
@@ -221,6 +223,8 @@ void swf_tls_owner_unregister(struct swf_tls_owner *o)
     for (uint64_t w = idle; !swf_cas_acq_rel_64(word, &w, 0); w = idle)
         sched_yield();
     swf_store_relaxed_ptr((void **)&owner_ptr[o->handle], NULL);
+    if (o->handle < first_free)
+        first_free = o->handle;
     pthread_mutex_unlock(&handle_lock);
     (void)swf_tls_unbind(o);
 }
