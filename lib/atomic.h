@@ -144,6 +144,13 @@ static inline bool swf_cas_relaxed_8(uint8_t *p, uint8_t *expected, uint8_t desi
                                                    memory_order_relaxed, memory_order_relaxed);
 }
 
+/* Fences keep their meaning for the hardware; ThreadSanitizer does not model them (GCC says so
+ * with -Wtsan), which is fine here: sweepfill's fences order accesses inside Concurrency Kit's
+ * uninstrumented ck_epoch, and the edges TSan needs are stated with lib/tsan.h. */
+#pragma GCC diagnostic push
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
 /* A full fence: orders earlier stores before later loads (the store-load case). */
 static inline void swf_fence_seq_cst(void)
 {
@@ -154,6 +161,7 @@ static inline void swf_fence_acquire(void)
 {
     atomic_thread_fence(memory_order_acquire);
 }
+#pragma GCC diagnostic pop
 
 #else /* ck_pr */
 
