@@ -44,7 +44,7 @@
 
 /* True when these headers are version major.minor.patch or later; usable in #if. */
 #define SWF_VERSION_CHECK(major, minor, patch) \
-    (SWF_VERSION >= (major) * 10000 + (minor) * 100 + (patch))
+    (SWF_VERSION >= (major)*10000 + (minor)*100 + (patch))
 
 #ifdef __cplusplus
 extern "C" {
