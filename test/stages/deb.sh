@@ -79,9 +79,9 @@ fi
 lib_files=$(dpkg-deb -c "$lib_deb" | awk '{print $6}')
 dev_files=$(dpkg-deb -c "$dev_deb" | awk '{print $6}')
 libdir=./usr/lib/$multiarch
-echo "$lib_files" | grep -qx "$libdir/libsweepfill.so.$upstream" &&
-  echo "$lib_files" | grep -qx "$libdir/libsweepfill.so.0" &&
-  ! echo "$lib_files" | grep -q -e '/include/' -e 'libsweepfill\.so$' -e '\.a$'
+grep -qx "$libdir/libsweepfill.so.$upstream" <<<"$lib_files" &&
+  grep -qx "$libdir/libsweepfill.so.0" <<<"$lib_files" &&
+  ! grep -q -e '/include/' -e 'libsweepfill\.so$' -e '\.a$' <<<"$lib_files"
 ok $? "libsweepfill0 holds libsweepfill.so.0 in the multiarch libdir and no development files"
 missing=""
 for f in ./usr/include/sweepfill/sweepfill.h ./usr/include/sweepfill/version.h \
@@ -90,7 +90,7 @@ for f in ./usr/include/sweepfill/sweepfill.h ./usr/include/sweepfill/version.h \
   ./usr/share/man/man3/swf_cache_alloc.3.gz ./usr/share/man/man3/swf_cache_free.3.gz \
   ./usr/share/man/man7/sweepfill.7.gz ./usr/share/doc/libsweepfill-dev/design.md.gz \
   ./usr/share/doc/libsweepfill-dev/examples/shadow_stack.c; do
-  echo "$dev_files" | grep -qx -- "$f" || missing="$missing $f"
+  grep -qx -- "$f" <<<"$dev_files" || missing="$missing $f"
 done
 [ -z "$missing" ]
 ok $? "libsweepfill-dev holds headers, .so, .a, .pc, CMake files, man pages, design notes and examples${missing:+ (missing:$missing)}"
@@ -150,7 +150,7 @@ if grep -qs 'path-exclude=/usr/share/man' /etc/dpkg/dpkg.cfg.d/*; then
   skip "dpkg excludes /usr/share/man on this machine"
 elif command -v man >/dev/null; then
   page=$(man -w swf_cache_free 2>/dev/null)
-  [ -n "$page" ] && [ -e "$page" ] && zcat -f "$page" | grep -q '^\.Nm swf_cache_free'
+  [ -n "$page" ] && [ -e "$page" ] && grep -q '^\.Nm swf_cache_free' <<<"$(zcat -f "$page")"
   ok $? "man swf_cache_free finds the installed page ($page)"
 else
   skip "man is not installed"
