@@ -93,7 +93,7 @@ fi
 # The version file: same major version, not newer than installed.
 probe() { # version expected(0 found, 1 refused)
   local r res
-  cmake -S "$src/test/cmake" -B "$tmp/probe-${1//[^0-9a-z]/_}" -DCMAKE_PREFIX_PATH="$root" \
+  cmake -S "$src/test/cmake" -B "$tmp/probe" -DCMAKE_PREFIX_PATH="$root" \
     -DSWEEPFILL_PROBE_VERSION="$1" >"$tmp/probe.log" 2>&1
   r=$?
   if [ "$2" = 0 ]; then
