@@ -1,6 +1,7 @@
 # abi/abi.bash - sourced by abi/update.sh and test/stages/abi.sh: how the library whose ABI is
 # recorded is built, how its ABI is written down, and how a build is judged against the record.
 # Both scripts must build and dump the same way, or the comparison would measure the build.
+# shellcheck shell=bash disable=SC2034 # the variables are used by the scripts that source this
 
 # The baseline: abidw's description of libsweepfill.so.0, restricted to the types the public
 # headers define.

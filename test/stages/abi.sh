@@ -60,7 +60,8 @@ if [ $r != 0 ]; then
 fi
 added=$(abidiff --headers-dir1 "$hdrs" --headers-dir2 "$hdrs" "$baseline" "$so" 2>/dev/null |
   sed -n "s/^  \[A\] '\(.*\)'.*/\1/p")
-[ -z "$added" ] || printf '# added since the baseline (compatible; record with abi/update.sh): %s\n' $added
+# shellcheck disable=SC2001
+[ -z "$added" ] || sed 's|^|# added since the baseline (compatible; record with abi/update.sh): |' <<<"$added"
 
 # A throwaway copy of the tree, changed three ways; the real tree is not touched.
 copy=$tmp/copy

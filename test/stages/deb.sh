@@ -33,8 +33,9 @@ for tool in dpkg-buildpackage dh dh_auto_configure meson ninja pkg-config cc; do
 done
 tmp=$(mktemp -d)
 installed_here=0
+# shellcheck disable=SC2317 # called by the trap
 cleanup() {
-  if [ $installed_here = 1 ]; then
+  if [ "$installed_here" = 1 ]; then
     apt-get purge -y -qq -o DPkg::Lock::Timeout=300 libsweepfill-dev libsweepfill0 >/dev/null 2>&1
   fi
   rm -rf "$tmp"
@@ -62,7 +63,7 @@ lib_deb=$tmp/libsweepfill0_${version}_$arch.deb
 dev_deb=$tmp/libsweepfill-dev_${version}_$arch.deb
 [ -f "$lib_deb" ] && [ -f "$dev_deb" ]
 ok $? "it produces $(basename "$lib_deb") and $(basename "$dev_deb")"
-[ -f "$lib_deb" ] && [ -f "$dev_deb" ] || finish
+if [ ! -f "$lib_deb" ] || [ ! -f "$dev_deb" ]; then finish; fi
 grep -q -- "-Dtests=false -Dexamples=false -Dbench=disabled" "$tmp/build.log" &&
   ! grep -q 'meson test' "$tmp/build.log"
 ok $? "the package is configured without tests, examples or benchmarks and runs no test suite"
