@@ -42,8 +42,7 @@ SWF_API int swf_debug_checks(void);
 }
 #endif
 
-#define SWF_VERSION_MAJOR 0
-#define SWF_VERSION_MINOR 1
-#define SWF_VERSION_PATCH 0
+/* SWF_VERSION_MAJOR/MINOR/PATCH, SWF_VERSION, SWF_VERSION_CHECK and swf_version() live here. */
+#include "version.h"
 
 #endif /* SWEEPFILL_API_H */

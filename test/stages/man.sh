@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# test/stages/man.sh SRCROOT - the manual pages and the installed documentation, as TAP.
+#
+# Builds and installs sweepfill (build/stage-man, into a scratch destdir), then checks that
+#   - every installed page passes `mandoc -T lint -W warning` and has the contract's sections
+#     (SYNOPSIS, DESCRIPTION, CONCURRENCY, PROGRESS, MEMORY ORDERING, RETURN VALUES, ERRORS);
+#   - each page's .Nm names are exactly the names it is installed under (its file and the
+#     links man/meson.build makes to it), and every link resolves (also through man -w);
+#   - every swf_ symbol the built libsweepfill.so exports, every public function-like macro and
+#     every public inline function of the installed headers has a page under its own name, so
+#     that a function added later fails here until it is documented;
+#   - docs/design.md and every examples/*.c are installed under share/doc/sweepfill.
+# Skips itself when mandoc or meson is missing.
+set -u -o pipefail
+src=$(cd "${1:?usage: man.sh SRCROOT}" && pwd)
+build=$src/build/stage-man
+n=0
+failed=0
+ok() { # status text
+  n=$((n + 1))
+  if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
+}
+for tool in mandoc meson ninja nm; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "ok 1 # SKIP $tool is not installed (Debian: mandoc, meson, ninja-build, binutils)"
+    echo "1..1"
+    exit 0
+  fi
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+opts=(-Dbuildtype=release -Dtests=false -Dexamples=false -Dbench=disabled)
+if [ -d "$build" ]; then
+  meson setup --reconfigure "$build" "$src" "${opts[@]}" >"$tmp/setup.log" 2>&1
+else
+  meson setup "$build" "$src" "${opts[@]}" >"$tmp/setup.log" 2>&1
+fi &&
+  ninja -C "$build" >"$tmp/build.log" 2>&1 &&
+  meson install -C "$build" --destdir "$tmp/root" --no-rebuild >"$tmp/install.log" 2>&1
+r=$?
+ok $r "sweepfill builds and installs into a scratch destdir"
+if [ $r != 0 ]; then
+  tail -n 30 "$tmp"/*.log | sed 's/^/# /'
+  echo "1..$n"
+  exit 1
+fi
+
+man7=$(find "$tmp/root" -path '*/man/man7/sweepfill.7' | head -n 1)
+[ -n "$man7" ]
+ok $? "sweepfill(7) is installed (${man7#"$tmp/root"})"
+mandir=$(dirname "$(dirname "${man7:-/nonexistent/x/y}")")
+man3=$mandir/man3
+incdir=$(find "$tmp/root" -type d -path '*/include/sweepfill' | head -n 1)
+so=$build/lib/libsweepfill.so
+
+# Every real page (not a link): lint, and the contract's sections.
+pages=$(find "$mandir" -type f -name '*.[0-9]' | sort)
+# shellcheck disable=SC2086
+sections=$(awk '/^\.Sh / { sub(/^\.Sh /, ""); print FILENAME ": " $0 }' $pages)
+for page in $pages; do
+  rel=${page#"$mandir/"}
+  lint=$(mandoc -T lint -W warning "$page" 2>&1)
+  r=$?
+  [ -z "$lint" ] || printf '%s\n' "$lint" | sed 's/^/# /'
+  ok $r "mandoc -T lint -W warning $rel"
+  case $rel in
+  man3/*)
+    missing=""
+    for sec in SYNOPSIS DESCRIPTION CONCURRENCY PROGRESS "MEMORY ORDERING" "RETURN VALUES" ERRORS; do
+      [[ $'\n'"$sections"$'\n' == *$'\n'"$page: $sec"$'\n'* ]] || missing="$missing, $sec"
+    done
+    [ -z "$missing" ]
+    ok $? "$rel states synopsis, description, concurrency, progress, ordering, returns, errors${missing:+ (missing${missing#,})}"
+    ;;
+  esac
+done
+
+# The names a page documents (.Nm) are the names it is installed under: the page's own and the
+# links to it.
+# shellcheck disable=SC2086
+have=$(awk '/^\.Nm [A-Za-z0-9_]/ { f = FILENAME; sub(/.*\//, "", f); print f, $2 }' $pages | sort -u)
+want=$( (
+  for page in $pages; do echo "$(basename "$page") $(basename "${page%.*}")"; done
+  find "$mandir" -type l -printf '%l %f\n' | sed 's/\.[0-9]$//'
+) | sort -u)
+[ -n "$have" ] && [ "$have" = "$want" ]
+ok $? "each page's .Nm names are the names it is installed under ($(echo "$pages" | wc -l) pages, $(echo "$want" | wc -l) names)"
+[ "$have" = "$want" ] || diff <(echo "$have") <(echo "$want") | sed 's/^/# .Nm (<) vs installed (>): /'
+
+dangling=$(find "$mandir" -type l ! -exec test -e {} \; -print)
+[ -z "$dangling" ]
+ok $? "every man page link resolves${dangling:+ (dangling: $dangling)}"
+if command -v man >/dev/null; then
+  names=$(find "$man3" -name '*.3' -printf '%f\n' | sed 's/\.3$//' | sort)
+  # shellcheck disable=SC2086
+  found=$(man -M "$mandir" -w 3 $names 2>"$tmp/man.err" | wc -l)
+  [ "$found" = "$(echo "$names" | wc -l)" ] && [ ! -s "$tmp/man.err" ]
+  ok $? "man -w finds every section 3 name ($found)"
+  sed 's/^/# /' "$tmp/man.err"
+else
+  ok 0 "# SKIP man is not installed"
+fi
+
+# documented NAME: a man3 page is installed under NAME.
+documented() { [ -e "$man3/$1.3" ]; }
+! documented swf_no_such_function_
+ok $? "the coverage check reports an undocumented name (control)"
+
+# What users call: exported functions and variables, public function-like macros, public inline
+# functions. Names ending in an underscore are internal.
+exported=$(nm -D --defined-only "$so" | awk '{print $3}' | sed 's/@.*//' | grep '^swf_' | sort -u)
+[ -n "$exported" ]
+ok $? "libsweepfill.so exports swf_ symbols ($(echo "$exported" | wc -l))"
+macros=$(cat "$incdir"/*.h | sed -n 's/^#define \(SWF_[A-Z0-9_]*[A-Z0-9]\)(.*/\1/p' | sort -u)
+[ -n "$macros" ]
+ok $? "the headers define public function-like macros ($(echo "$macros" | tr '\n' ' '))"
+inlines=$(cat "$incdir"/*.h |
+  sed -n 's/^static inline [^(]*[^A-Za-z0-9_#]\(swf_[a-z0-9_]*[a-z0-9]\)(.*/\1/p' | sort -u)
+[ -n "$inlines" ]
+ok $? "the headers define public inline functions ($(echo "$inlines" | wc -l))"
+for name in $exported; do
+  documented "$name"
+  ok $? "exported $name has a man page"
+done
+for name in $macros; do
+  documented "$name"
+  ok $? "macro $name has a man page"
+done
+for name in $inlines; do
+  documented "$name"
+  ok $? "inline $name has a man page"
+done
+
+# The design notes and the examples.
+docdir=$(find "$tmp/root" -type d -path '*/share/doc/sweepfill' | head -n 1)
+[ -n "$docdir" ] && cmp -s "$src/docs/design.md" "$docdir/design.md"
+ok $? "docs/design.md is installed under share/doc/sweepfill"
+missing=""
+for ex in "$src"/examples/*.c; do
+  cmp -s "$ex" "${docdir:-/nonexistent}/examples/$(basename "$ex")" || missing="$missing $(basename "$ex")"
+done
+[ -z "$missing" ]
+ok $? "every examples/*.c is installed under share/doc/sweepfill/examples${missing:+ (not:$missing)}"
+
+echo "1..$n"
+exit $failed
