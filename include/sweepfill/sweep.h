@@ -11,18 +11,22 @@
  *   SWF_RESUME (default)   one pass. When NOWAIT fails and the reserve is empty it pins the
  *                          member it stands on, leaves the section, refills the reserve, enters
  *                          again and continues from that member. Visits: N + refills at most
- *                          (each refill revisits its cursor once), even at 100% NOWAIT failure.
+ *                          (each refill revisits its cursor once), even at 100% NOWAIT failure;
+ *                          N visits and no refill when NOWAIT never fails (a cache grown by
+ *                          N + reserve beforehand, as for RESTART).
  *                          Needs a list that can pin (list.h); without one it behaves as
  *                          SWF_RESTART and sets stats.fell_back, unless the guard declares
  *                          SWF_GUARD_BLOCKING_OK, in which case it refills inside the section
  *                          and keeps its cursor (counted in stats.inplace_refills).
  *   SWF_RESTART            the fgraph patch: like RESUME, but after a refill it walks again from
- *                          the head. Passes: ceil(N / B) at 100% NOWAIT failure (B = reserve),
- *                          with B*P*(P-1)/2 + N + (P-1) visits; 1 pass and N visits when NOWAIT
- *                          never fails.
+ *                          the head. Passes: P = max(1, ceil(N / B)) at 100% NOWAIT failure
+ *                          (B = reserve), with B*P*(P-1)/2 + N + (P-1) visits; 1 pass and N
+ *                          visits when NOWAIT never fails, which takes a cache with N ready
+ *                          objects for the sweeping thread (swf_cache_grow(cache, N + B) before
+ *                          the sweep: the reserve's initial fill takes B of them).
  *   SWF_BATCH_RESTART      the old kernel loop: no NOWAIT at all. Fill the reserve, walk from the
  *                          head giving reserve objects to empty slots; on reaching a member with
- *                          the reserve used up, leave, refill, walk again. P = ceil(N / B)
+ *                          the reserve used up, leave, refill, walk again. P = max(1, ceil(N / B))
  *                          passes, B*P*(P-1)/2 + N + (P-1) visits on an all-empty list: pass p
  *                          sees (p-1)*B filled members, fills B, and visits one more member to
  *                          find the reserve empty (the stop visit; the last pass has none).
