@@ -5,9 +5,15 @@
  * Runs, each for object sizes 64 B and 4 KiB, on 1 and on 2 threads (each thread its own loop,
  * all threads on one shared cache; wall-clock time):
  *   alloc_pair/cache_nowait     swf_cache_alloc(c, SWF_NOWAIT) then swf_cache_free(c, p)
+ *   alloc_pair/cache_inline     the same through cache.h's inline path: swf_cache_alloc_fast(c)
+ *                               then swf_cache_free_fast(c, p), no call in the common case
+ *   alloc_pair/floor_freelist   a thread-local free list, inline: pop, push. The floor: no
+ *                               allocator does less for an alloc and a free
  *   alloc_pair/cache_wait       swf_cache_alloc(c, SWF_WAIT) then swf_cache_free(c, p)
  *   alloc_pair/malloc           malloc(size) then free(p)
  *   alloc_batch64/cache_nowait  64 NOWAIT allocations, then the 64 frees in the same order
+ *   alloc_batch64/cache_bulk    swf_cache_alloc_bulk(c, SWF_NOWAIT, objs, 64) then
+ *                               swf_cache_free_bulk(c, objs, 64)
  *   alloc_batch64/malloc        64 mallocs, then the 64 frees in the same order
  * One iteration is one object allocated and freed, so the batch runs report time per object too.
  * The objects are not written to: this is the allocators' own cost.
@@ -126,6 +132,51 @@ static void bm_pair_cache_nowait(swfb_state *st)
     finish(st, "sweepfill", "nowait_fails", fails);
 }
 
+static void bm_pair_cache_inline(swfb_state *st)
+{
+    struct swf_cache *c = setup_cache(st);
+    if (c == NULL)
+        return;
+    uint64_t fails = 0;
+    while (swfb_keep_running(st)) {
+        void *p = swf_cache_alloc_fast(c);
+        swfb_do_not_optimize(p);
+        if (__builtin_expect(p == NULL, 0)) {
+            fails++;
+            continue;
+        }
+        swf_cache_free_fast(c, p);
+    }
+    finish(st, "sweepfill", "nowait_fails", fails);
+}
+
+/* The floor: a singly linked free list in a thread-local head, objects from the cache. */
+static __thread void *freelist;
+
+static void bm_pair_floor_freelist(swfb_state *st)
+{
+    struct swf_cache *c = setup_cache(st);
+    if (c == NULL)
+        return;
+    void *seed[BATCH];
+    size_t got = swf_cache_alloc_bulk(c, SWF_NOWAIT, memset(seed, 0, sizeof(seed)), BATCH);
+    for (size_t i = 0; i < got; i++) {
+        *(void **)seed[i] = freelist;
+        freelist = seed[i];
+    }
+    while (swfb_keep_running(st)) {
+        void *p = freelist;
+        freelist = *(void **)p;
+        swfb_do_not_optimize(p);
+        *(void **)p = freelist;
+        freelist = p;
+    }
+    for (size_t i = 0; i < got; i++)
+        freelist = *(void **)(seed[i] = freelist);
+    swf_cache_free_bulk(c, seed, got);
+    finish(st, "floor", "nowait_fails", got == BATCH ? 0 : 1);
+}
+
 static void bm_pair_cache_wait(swfb_state *st)
 {
     struct swf_cache *c = setup_cache(st);
@@ -173,6 +224,22 @@ static void bm_batch_cache_nowait(swfb_state *st)
         }
         for (int i = 0; i < BATCH; i++)
             swf_cache_free(c, obj[i]); /* NULL: nothing to do */
+    }
+    finish(st, "sweepfill", "nowait_fails", fails);
+}
+
+static void bm_batch_cache_bulk(swfb_state *st)
+{
+    struct swf_cache *c = setup_cache(st);
+    if (c == NULL)
+        return;
+    void *obj[BATCH];
+    uint64_t fails = 0;
+    while (swfb_keep_running_batch(st, BATCH)) {
+        memset(obj, 0, sizeof(obj));
+        fails += BATCH - swf_cache_alloc_bulk(c, SWF_NOWAIT, obj, BATCH);
+        swfb_do_not_optimize(obj);
+        swf_cache_free_bulk(c, obj, BATCH);
     }
     finish(st, "sweepfill", "nowait_fails", fails);
 }
@@ -251,9 +318,12 @@ int main(int argc, char **argv)
     swfb_add_context("malloc_library", malloc_library);
 
     add("alloc_pair/cache_nowait", bm_pair_cache_nowait);
+    add("alloc_pair/cache_inline", bm_pair_cache_inline);
+    add("alloc_pair/floor_freelist", bm_pair_floor_freelist);
     add("alloc_pair/cache_wait", bm_pair_cache_wait);
     add("alloc_pair/malloc", bm_pair_malloc);
     add("alloc_batch64/cache_nowait", bm_batch_cache_nowait);
+    add("alloc_batch64/cache_bulk", bm_batch_cache_bulk);
     add("alloc_batch64/malloc", bm_batch_malloc);
 
     int rc = swfb_main(argc, argv);

@@ -12,12 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Tell cache.h's inline path whether it must call the library (refill_lock held, or creating). */
+static void update_slow(struct swf_cache *c)
+{
+    uint32_t slow = (SWF_DEBUG ? SLOW_DEBUG : 0) | (swf_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0);
+    swf_store_relaxed_32(&c->owner.head.x_slow, slow);
+}
+
 /* ---- allocation ----------------------------------------------------------------------------- */
 
 static void count_alloc(struct swf_cache *c, struct swf_tstate *ts, enum swf_alloc_mode mode)
 {
     if (ts != NULL)
-        swf_counter_add(mode == SWF_NOWAIT ? &ts->x_allocs_nowait : &ts->x_allocs_wait, 1);
+        swf_counter_add(mode == SWF_NOWAIT ? &ts->pub.x_allocs_nowait : &ts->x_allocs_wait, 1);
     else
         swf_fetch_add_relaxed_64(mode == SWF_NOWAIT ? &c->x_allocs_nowait : &c->x_allocs_wait, 1);
 }
@@ -98,10 +105,11 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
     /* The common case, kept small enough to need no stack frame: a NOWAIT allocation, no
      * injection configured, and an object in this thread's loaded magazine. */
     struct swf_tstate *ts;
-    if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT && !swf_failslab_on(&c->fs) &&
-                   (ts = swf_tls_get(&c->owner)) != NULL && ts->loaded->n > 0)) {
-        void *obj = ts->loaded->obj[--ts->loaded->n];
-        swf_counter_add(&ts->x_allocs_nowait, 1);
+    if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT &&
+                   !(swf_load_relaxed_32(&c->owner.head.x_slow) & SLOW_FAILSLAB) &&
+                   (ts = swf_tls_get(&c->owner)) != NULL && ts->pub.loaded->n > 0)) {
+        void *obj = ts->pub.loaded->obj[--ts->pub.loaded->n];
+        swf_counter_add(&ts->pub.x_allocs_nowait, 1);
         swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
         return obj;
     }
@@ -125,7 +133,7 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
         swf_fetch_add_relaxed_64(&c->x_frees, 1);
         return 0;
     }
-    swf_counter_add(&ts->x_frees, 1);
+    swf_counter_add(&ts->pub.x_frees, 1);
     swf_tstate_put(c, ts, obj);
     return 0;
 }
@@ -135,13 +143,124 @@ int swf_cache_free(struct swf_cache *c, void *obj)
     /* The common case: room in this thread's loaded magazine. */
     struct swf_tstate *ts;
     if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swf_tls_get(&c->owner)) != NULL &&
-                   ts->loaded->n < MAG_CAP)) {
+                   ts->pub.loaded->n < MAG_CAP)) {
         swf_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
-        ts->loaded->obj[ts->loaded->n++] = obj;
-        swf_counter_add(&ts->x_frees, 1);
+        ts->pub.loaded->obj[ts->pub.loaded->n++] = obj;
+        swf_counter_add(&ts->pub.x_frees, 1);
         return 0;
     }
     return free_slow(c, obj);
+}
+
+/* ---- bulk ----------------------------------------------------------------------------------- */
+
+/* NOWAIT objects for the NULL entries of objs, no injection: a bound thread's magazines (whole
+ * depot magazines exchanged as they empty), or a depot magazine at a time. */
+static void take_bulk(struct swf_cache *c, void **objs, size_t n)
+{
+    struct swf_tstate *ts = swf_tls_get(&c->owner);
+    if (ts == NULL)
+        ts = swf_tstate_bind_nowait(c);
+    size_t given = 0;
+    void *buf[MAG_CAP];
+    uint32_t nbuf = 0, next = 0; /* objects in buf not given yet: buf[next .. nbuf-1] */
+    for (size_t i = 0; i < n; i++) {
+        if (objs[i] != NULL)
+            continue;
+        void *obj;
+        if (ts != NULL) {
+            struct swf_magazine_ *m = ts->pub.loaded;
+            obj = m->n > 0 ? m->obj[--m->n] : swf_tstate_take(c, ts);
+        } else {
+            if (next == nbuf) {
+                nbuf = swf_depot_take_into(c, buf, MAG_CAP), next = 0;
+            }
+            obj = next < nbuf ? buf[next++] : NULL;
+        }
+        if (obj == NULL)
+            break;
+        swf_debug_transition(c, "swf_cache_alloc_bulk", obj, OBJ_FREE, OBJ_ALLOC);
+        objs[i] = obj;
+        given++;
+    }
+    if (next < nbuf)
+        swf_depot_put_many(c, buf + next, nbuf - next); /* took more than needed: back */
+    if (ts != NULL)
+        swf_counter_add(&ts->pub.x_allocs_nowait, given);
+    else
+        swf_fetch_add_relaxed_64(&c->x_allocs_nowait, given);
+}
+
+/* An alloc_bulk failure: errno and the reason set, nothing to count. */
+static size_t bulk_fails(int err, const char *reason)
+{
+    errno = swf_fail("swf_cache_alloc_bulk", err, reason);
+    return 0;
+}
+
+size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void **objs, size_t n)
+{
+    if (c == NULL)
+        return bulk_fails(EINVAL, "c is NULL");
+    if (mode != SWF_NOWAIT && mode != SWF_WAIT)
+        return bulk_fails(EINVAL, "mode is neither SWF_NOWAIT nor SWF_WAIT");
+    if (objs == NULL && n > 0)
+        return bulk_fails(EINVAL, "objs is NULL and n is not 0");
+    /* WAIT, and NOWAIT under injection, one call per entry: injection numbers every call. */
+    bool one_by_one = mode == SWF_WAIT || (swf_load_relaxed_32(&c->owner.head.x_slow) & SLOW_FAILSLAB);
+    if (!one_by_one)
+        take_bulk(c, objs, n);
+    size_t set = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (objs[i] == NULL && one_by_one)
+            objs[i] = swf_cache_alloc(c, mode);
+        set += objs[i] != NULL;
+    }
+    if (set < n)
+        errno = swf_fail(__func__, mode == SWF_NOWAIT ? EAGAIN : ENOMEM,
+                         mode == SWF_NOWAIT
+                             ? "not enough objects ready for this thread (or failures injected)"
+                             : "the limit, the magazine table or the system stopped it");
+    return set;
+}
+
+int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
+{
+    SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
+    SWF_CHECK_ARG(objs == NULL && n > 0, EINVAL, "objs is NULL and n is not 0");
+    struct swf_tstate *ts = swf_tls_get(&c->owner);
+    if (ts == NULL)
+        ts = swf_tstate_bind_nowait(c);
+    void *buf[MAG_CAP];
+    uint32_t nbuf = 0;
+    uint64_t freed = 0;
+    for (size_t i = 0; i < n; i++) {
+        void *obj = objs[i];
+        if (obj == NULL)
+            continue;
+        swf_debug_transition(c, "swf_cache_free_bulk", obj, OBJ_ALLOC, OBJ_FREE);
+        freed++;
+        if (ts != NULL) {
+            struct swf_magazine_ *m = ts->pub.loaded;
+            if (m->n < MAG_CAP)
+                m->obj[m->n++] = obj;
+            else
+                swf_tstate_put(c, ts, obj);
+            continue;
+        }
+        buf[nbuf++] = obj;
+        if (nbuf == MAG_CAP) {
+            swf_depot_put_many(c, buf, nbuf);
+            nbuf = 0;
+        }
+    }
+    if (nbuf > 0)
+        swf_depot_put_many(c, buf, nbuf);
+    if (ts != NULL)
+        swf_counter_add(&ts->pub.x_frees, freed);
+    else
+        swf_fetch_add_relaxed_64(&c->x_frees, freed);
+    return 0;
 }
 
 /* ---- the other entry points ----------------------------------------------------------------- */
@@ -149,7 +268,7 @@ int swf_cache_free(struct swf_cache *c, void *obj)
 /* Objects the calling thread could take without mapping: its magazines and the shared pools. */
 static uint64_t reachable_objects(struct swf_cache *c, struct swf_tstate *ts)
 {
-    uint64_t mine = ts ? ts->loaded->n + ts->prev->n : 0;
+    uint64_t mine = ts ? ts->pub.loaded->n + ts->pub.prev->n : 0;
     return mine + swf_load_relaxed_64(&c->x_depot_objs) + swf_load_relaxed_64(&c->x_loose_objs);
 }
 
@@ -198,6 +317,7 @@ int swf_cache_set_failslab(struct swf_cache *c, const struct swf_failslab *fs)
     SWF_CHECK_ARG(fs != NULL && fs->times < -1, EINVAL, "fs->times is below -1");
     pthread_mutex_lock(&c->refill_lock);
     int err = swf_failslab_set(&c->fs, fs);
+    update_slow(c);
     pthread_mutex_unlock(&c->refill_lock);
     return err ? swf_fail(__func__, err, "no memory for the settings") : 0;
 }
@@ -213,10 +333,10 @@ int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
     uint32_t nts = swf_load_acquire_32(&c->tstates.x_count);
     for (uint32_t i = 0; i < nts; i++) {
         struct swf_tstate *ts = swf_itable_node(&c->tstates, i);
-        s.allocs_nowait += swf_load_relaxed_64(&ts->x_allocs_nowait);
+        s.allocs_nowait += swf_load_relaxed_64(&ts->pub.x_allocs_nowait);
         s.allocs_wait += swf_load_relaxed_64(&ts->x_allocs_wait);
         s.fails_nowait += swf_load_relaxed_64(&ts->x_fails_nowait);
-        s.frees += swf_load_relaxed_64(&ts->x_frees);
+        s.frees += swf_load_relaxed_64(&ts->pub.x_frees);
     }
     s.allocs_nowait += swf_load_relaxed_64(&c->x_allocs_nowait);
     s.allocs_wait += swf_load_relaxed_64(&c->x_allocs_wait);
@@ -231,6 +351,7 @@ int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
     s.ready = s.capacity - s.alive;
     s.limit = swf_load_relaxed_64(&c->x_limit);
     s.bytes_mapped = swf_load_relaxed_64(&c->x_bytes_mapped);
+    s.huge_bytes = swf_load_relaxed_64(&c->x_huge_bytes);
     s.chunks = swf_load_relaxed_64(&c->x_chunks);
     s.object_size = c->object_size;
     s.stride = c->stride;
@@ -275,6 +396,12 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     SWF_CHECK_ARG(cfg->limit != 0 && cfg->limit < cfg->prefill, EINVAL,
                   "cfg->limit is below cfg->prefill");
     SWF_CHECK_ARG(cfg->lock_memory > 1, EINVAL, "cfg->lock_memory is neither 0 nor 1");
+    SWF_CHECK_ARG(cfg->huge_pages > SWF_HUGE_PAGES_REQUIRED, EINVAL,
+                  "cfg->huge_pages is not an enum swf_huge_pages value");
+    SWF_CHECK_ARG(cfg->grow_threads > SWF_CACHE_GROW_THREADS_MAX, EINVAL,
+                  "cfg->grow_threads is above SWF_CACHE_GROW_THREADS_MAX");
+    SWF_CHECK_ARG(cfg->huge_pages == SWF_HUGE_PAGES_REQUIRED && !swf_thp_available(), ENOTSUP,
+                  "huge pages are required but the system has transparent huge pages off");
     for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
         SWF_CHECK_ARG(cfg->reserved[i] != 0, EINVAL, "cfg->reserved is not zero");
 
@@ -290,12 +417,15 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     size_t min_size = cfg->object_size < sizeof(void *) ? sizeof(void *) : cfg->object_size;
     (void)swf_round_up(min_size, link_align, &c->stride); /* cannot overflow: size <= 1 GiB */
     c->lock_memory = cfg->lock_memory;
+    c->huge_pages = cfg->huge_pages;
+    c->grow_threads = cfg->grow_threads ? cfg->grow_threads : 1;
     snprintf(c->name, sizeof(c->name), "%s", cfg->name ? cfg->name : "");
     c->x_limit = cfg->limit;
     c->owner.ops = &swf_cache_owner_ops;
     pthread_mutex_init(&c->refill_lock, NULL);
 
     int err = swf_failslab_from_env(&c->fs, cfg->name);
+    update_slow(c);
     const char *why = err == EINVAL ? "SWF_FAILSLAB is malformed" : "no memory for the cache";
     if (err == 0 &&
         (swf_itable_init(&c->mags, sizeof(struct swf_mag), MAG_BLOCK_SHIFT, MAG_BLOCKS_MAX) != 0 ||

@@ -38,6 +38,7 @@
 #define SWF_LIB_CACHE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,28 +66,52 @@
 
 enum obj_state { OBJ_FREE = 0, OBJ_ALLOC = 1, OBJ_DEFERRED = 2 };
 
+/* Bits of owner.x_slow: why cache.h's inline path must call the library. */
+#define SLOW_DEBUG    1u /* debug checks: every object's state is tracked */
+#define SLOW_FAILSLAB 2u /* failure injection is on */
+
+/* A magazine. Its head is cache.h's struct swf_magazine_, which the inline path reads and
+ * writes (n, obj) and which starts with the istack link. */
 struct swf_mag {
-    uint32_t x_next; /* istack link */
+    struct swf_magazine_ pub;
     uint32_t index;
-    uint32_t n; /* objects held; owned by whoever holds the magazine */
     uint32_t unused;
     ck_epoch_entry_t epoch_entry; /* while queued for a deferred free */
     struct swf_cache *cache;
     void *epoch; /* the ck_epoch_t of a deferred free, for TSan's benefit (tsan.h) */
-    void *obj[MAG_CAP];
 };
 
+/* A thread state: a bound thread's magazines and counters. Its head is cache.h's struct
+ * swf_thread_cache_ (istack link, index, loaded, prev, the inline path's two counters). Counters
+ * have a single writer (the bound thread) and relaxed readers (stats); cumulative across owners. */
 struct swf_tstate {
-    uint32_t x_next; /* istack link while free */
-    uint32_t index;
-    struct swf_mag *loaded; /* the bound thread's magazines */
-    struct swf_mag *prev;
-    /* Single writer (the bound thread), relaxed readers (stats). Cumulative across owners. */
-    uint64_t x_allocs_nowait;
+    struct swf_thread_cache_ pub;
     uint64_t x_allocs_wait;
     uint64_t x_fails_nowait;
-    uint64_t x_frees;
 };
+
+static inline struct swf_mag *swf_mag_of(struct swf_magazine_ *m)
+{
+    return (struct swf_mag *)(void *)m; /* pub is the first member */
+}
+
+static inline struct swf_mag *swf_ts_loaded(const struct swf_tstate *ts)
+{
+    return swf_mag_of(ts->pub.loaded);
+}
+
+static inline struct swf_mag *swf_ts_prev(const struct swf_tstate *ts)
+{
+    return swf_mag_of(ts->pub.prev);
+}
+
+static inline void swf_ts_set(struct swf_tstate *ts, struct swf_mag *loaded, struct swf_mag *prev)
+{
+    ts->pub.loaded = loaded ? &loaded->pub : NULL;
+    ts->pub.prev = prev ? &prev->pub : NULL;
+}
+
+_Static_assert(offsetof(struct swf_tls_owner, head) == 0, "the owner's head comes first");
 
 struct swf_chunk {
     struct swf_chunk *next;
@@ -95,14 +120,17 @@ struct swf_chunk {
     size_t nobjs;
     uint8_t *state; /* debug checks: one enum obj_state per object, prepared memory */
     size_t state_bytes;
+    uint64_t huge_bytes; /* backed by huge pages when prepared */
 };
 
 struct swf_cache {
-    struct swf_tls_owner owner;
+    struct swf_tls_owner owner; /* first: its head is cache.h's struct swf_cache_head_ */
     size_t object_size;
     size_t align;
     size_t stride;
     unsigned int lock_memory;
+    unsigned int huge_pages;
+    unsigned int grow_threads;
     char name[64];
 
     /* Each hot shared word on its own cache line. */
@@ -135,6 +163,7 @@ struct swf_cache {
     uint64_t x_capacity;
     uint64_t x_limit;
     uint64_t x_bytes_mapped;
+    uint64_t x_huge_bytes;
     uint64_t x_chunks;
     struct swf_chunk ***dmap; /* debug checks: granule -> chunk */
     const char *map_why;      /* why the last swf_map_objects came up short */
@@ -151,13 +180,13 @@ static inline struct swf_mag *swf_mag_at(struct swf_cache *c, uint32_t index)
 /* Put a magazine on the depot: the full, partial or empty stack, by how much it holds. */
 static inline void swf_depot_put(struct swf_cache *c, struct swf_mag *m)
 {
-    if (m->n == 0) {
+    if (m->pub.n == 0) {
         swf_fetch_add_relaxed_64(&c->x_empty_mags, 1);
         swf_istack_push(&c->empty, &c->mags, m->index);
         return;
     }
-    swf_fetch_add_relaxed_64(&c->x_depot_objs, m->n);
-    swf_istack_push(m->n == MAG_CAP ? &c->full : &c->partial, &c->mags, m->index);
+    swf_fetch_add_relaxed_64(&c->x_depot_objs, m->pub.n);
+    swf_istack_push(m->pub.n == MAG_CAP ? &c->full : &c->partial, &c->mags, m->index);
 }
 
 /* A magazine holding objects, full ones first; NULL when the depot has none. */
@@ -167,7 +196,7 @@ static inline struct swf_mag *swf_depot_get_objects(struct swf_cache *c)
     if (i == UINT32_MAX && (i = swf_istack_pop(&c->partial, &c->mags)) == UINT32_MAX)
         return NULL;
     struct swf_mag *m = swf_mag_at(c, i);
-    swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->n);
+    swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
     return m;
 }
 
@@ -201,6 +230,11 @@ struct swf_mag *swf_mags_chain_next(struct swf_cache *c, struct swf_mag *m);
  * the loose list), and one object straight back. Lock-free, O(1) per object. */
 void *swf_depot_take_one(struct swf_cache *c);
 void swf_depot_put_one(struct swf_cache *c, void *obj);
+
+/* The same in bulk: up to `want` objects from one depot magazine into dst (or one loose object),
+ * returning how many; and n objects into as few magazines as have room. Lock-free. */
+uint32_t swf_depot_take_into(struct swf_cache *c, void **dst, uint32_t want);
+void swf_depot_put_many(struct swf_cache *c, void *const *objs, size_t n);
 
 /* ---- loose.c ---------------------------------------------------------------------------------
  */
@@ -243,9 +277,21 @@ extern const struct swf_owner_ops swf_cache_owner_ops;
 /* ---- chunk.c ---------------------------------------------------------------------------------
  */
 
-/* Map, align and prepare (every page written; locked if asked) at least `bytes` bytes. Sets
- * *err (ENOMEM, or mlock's error) and returns NULL on failure. */
-char *swf_map_prepared(size_t bytes, size_t align, unsigned int lock, int *err);
+/* How swf_map_prepared prepares a mapping. */
+struct swf_prep {
+    unsigned int lock;    /* mlock it */
+    bool huge;            /* 2 MiB-aligned, MADV_HUGEPAGE */
+    bool no_huge;         /* MADV_NOHUGEPAGE */
+    unsigned int threads; /* populate with this many threads (1: this one) */
+    uint64_t *huge_bytes; /* if not NULL: receives the bytes the kernel backed with huge pages */
+};
+
+/* Map, align and prepare (every page present and writable; locked if asked) `bytes` bytes.
+ * Sets *err (ENOMEM, or mlock's error) and returns NULL on failure, having unmapped it. */
+char *swf_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, int *err);
+
+/* Whether the system's transparent huge pages are "always" or "madvise". */
+bool swf_thp_available(void);
 
 /* Map up to `want` new objects (at least one unless the limit forbids), with their magazines
  * taken before any memory is mapped, and put them on the depot. 0 when all `want` were added;

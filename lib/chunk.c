@@ -2,8 +2,12 @@
  * lib/chunk.c - mapping and preparing memory for objects.
  *
  * Memory enters a cache in chunks mapped on a blocking path and prepared there: every page is
- * written once (and locked, with lock_memory), so that no lock-free path ever takes a page
- * fault on it while it stays resident. The same goes for every other byte a lock-free path may
+ * made present and writable (and locked, with lock_memory), so that no lock-free path ever takes
+ * a page fault on it while it stays resident. Preparation is the cost of a large grow, so it
+ * goes as fast as the kernel allows: madvise(MADV_POPULATE_WRITE) (Linux 5.14) makes the kernel
+ * fault the whole range in one call, with no trip back to user space per page (a write per page
+ * where the kernel lacks it); large chunks are 2 MiB-aligned and advised MADV_HUGEPAGE, so that
+ * one fault brings 512 pages; and with grow_threads the range is split between threads. The same goes for every other byte a lock-free path may
  * write: magazine and thread-state blocks (istack.c), the debug states (here), binding tables
  * (thread.c).
  *
@@ -14,9 +18,21 @@
 #include "cache_internal.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older headers lack the name */
+#endif
+
+#define HUGE_PAGE        ((size_t)2 << 20)
+#define HUGE_MIN_BYTES   ((size_t)8 << 20)  /* AUTO: chunks this large get huge pages */
+#define PARALLEL_MIN     ((size_t)16 << 20) /* grow_threads: split only larger chunks */
+#define THP_ENABLED_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
 
 void swf_prefault(void *p, size_t len)
 {
@@ -28,8 +44,101 @@ void swf_prefault(void *p, size_t len)
         b[len - 1] = b[len - 1];
 }
 
-char *swf_map_prepared(size_t bytes, size_t align, unsigned int lock, int *err)
+bool swf_thp_available(void)
 {
+    char line[128] = "";
+    FILE *f = fopen(THP_ENABLED_PATH, "r");
+    if (f == NULL)
+        return false;
+    bool ok = fgets(line, sizeof(line), f) != NULL &&
+              (strstr(line, "[always]") != NULL || strstr(line, "[madvise]") != NULL);
+    fclose(f);
+    return ok;
+}
+
+/* Write every page of a fresh range: a write, not a read, which would only map the zero page. */
+static void touch(char *base, size_t bytes)
+{
+    for (size_t off = 0; off < bytes; off += 4096)
+        ((volatile char *)base)[off] = 0;
+}
+
+/* Make [base, base + bytes) present and writable. 0 or ENOMEM. */
+static int populate(char *base, size_t bytes)
+{
+    if (madvise(base, bytes, MADV_POPULATE_WRITE) == 0)
+        return 0;
+    if (errno != EINVAL)
+        return ENOMEM; /* the kernel could not back it: a touch would only be killed for it */
+    touch(base, bytes); /* a kernel before 5.14 */
+    return 0;
+}
+
+struct slice {
+    char *base;
+    size_t bytes;
+    int err;
+};
+
+static void *populate_slice(void *arg)
+{
+    struct slice *s = arg;
+    s->err = populate(s->base, s->bytes);
+    return NULL;
+}
+
+/* populate() split between `threads` threads (this one included), in 2 MiB-aligned slices. */
+static int populate_parallel(char *base, size_t bytes, unsigned threads)
+{
+    if (threads <= 1 || bytes < PARALLEL_MIN)
+        return populate(base, bytes);
+    size_t per = (bytes / threads + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    struct slice s[SWF_CACHE_GROW_THREADS_MAX];
+    pthread_t t[SWF_CACHE_GROW_THREADS_MAX];
+    bool started[SWF_CACHE_GROW_THREADS_MAX] = {false};
+    unsigned n = 0;
+    for (size_t off = 0; off < bytes && n < threads; off += per, n++)
+        s[n] = (struct slice){base + off, off + per > bytes ? bytes - off : per, 0};
+    for (unsigned i = 1; i < n; i++)
+        started[i] = pthread_create(&t[i], NULL, populate_slice, &s[i]) == 0;
+    populate_slice(&s[0]);
+    int err = s[0].err;
+    for (unsigned i = 1; i < n; i++) {
+        if (started[i])
+            pthread_join(t[i], NULL);
+        else
+            populate_slice(&s[i]); /* no thread to be had: do it here */
+        if (s[i].err != 0)
+            err = s[i].err;
+    }
+    return err;
+}
+
+/* AnonHugePages (bytes) of the mappings that overlap [base, base + bytes), from smaps. */
+static uint64_t anon_huge_bytes(const char *base, size_t bytes)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (f == NULL)
+        return 0;
+    char line[256];
+    bool inside = false;
+    uint64_t total = 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned long lo, hi;
+        unsigned long long kib;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+            inside = lo < (uintptr_t)base + bytes && hi > (uintptr_t)base;
+        else if (inside && sscanf(line, "AnonHugePages: %llu kB", &kib) == 1)
+            total += (uint64_t)kib << 10;
+    }
+    fclose(f);
+    return total;
+}
+
+char *swf_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, int *err)
+{
+    if (how->huge && align < HUGE_PAGE)
+        align = HUGE_PAGE;
     size_t span = bytes + align;
     char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) {
@@ -41,13 +150,19 @@ char *swf_map_prepared(size_t bytes, size_t align, unsigned int lock, int *err)
         munmap(raw, (size_t)(base - raw));
     if (raw + span > base + bytes)
         munmap(base + bytes, (size_t)(raw + span - (base + bytes)));
-    /* First touch here, outside any read-side section, so that NOWAIT never faults. A write
-     * (not a read, which would only map the shared zero page). */
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    for (size_t off = 0; off < bytes; off += page)
-        ((volatile char *)base)[off] = 0;
-    if (lock && mlock(base, bytes) != 0) {
+    if (how->huge || how->no_huge)
+        (void)madvise(base, bytes, how->huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    uint64_t huge_before = how->huge_bytes ? anon_huge_bytes(base, bytes) : 0;
+    /* Here, outside any read-side section, so that NOWAIT never faults. */
+    *err = populate_parallel(base, bytes, how->threads);
+    if (*err == 0 && how->lock && mlock(base, bytes) != 0)
         *err = errno == EPERM ? EPERM : ENOMEM;
+    if (*err == 0 && how->huge_bytes) {
+        uint64_t after = anon_huge_bytes(base, bytes);
+        uint64_t got = after > huge_before ? after - huge_before : 0;
+        *how->huge_bytes = got < bytes ? got : bytes;
+    }
+    if (*err != 0) {
         munmap(base, bytes);
         return NULL;
     }
@@ -76,7 +191,25 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
     struct swf_chunk *ch = calloc(1, sizeof(*ch));
     if (ch == NULL)
         return NULL;
-    ch->base = swf_map_prepared(bytes, CHUNK_ALIGN, c->lock_memory, err);
+    bool huge = c->huge_pages == SWF_HUGE_PAGES_REQUIRED ||
+                (c->huge_pages == SWF_HUGE_PAGES_AUTO &&
+                 (c->stride >= 4096 || bytes >= HUGE_MIN_BYTES) && swf_thp_available());
+    if (huge && !swf_round_up(bytes, HUGE_PAGE, &bytes)) {
+        free(ch);
+        return NULL;
+    }
+    struct swf_prep how = {.lock = c->lock_memory,
+                           .huge = huge,
+                           .no_huge = c->huge_pages == SWF_HUGE_PAGES_OFF,
+                           .threads = c->grow_threads,
+                           .huge_bytes = huge ? &ch->huge_bytes : NULL};
+    ch->base = swf_map_prepared(bytes, CHUNK_ALIGN, &how, err);
+    if (ch->base != NULL && c->huge_pages == SWF_HUGE_PAGES_REQUIRED && ch->huge_bytes == 0) {
+        munmap(ch->base, bytes); /* huge pages were required and the kernel gave none */
+        ch->base = NULL;
+        *err = ENOMEM;
+        c->map_why = "huge pages are required and the kernel gave none";
+    }
     if (ch->base == NULL) {
         free(ch);
         return NULL;
@@ -86,7 +219,8 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
     if (SWF_DEBUG) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         ch->state_bytes = (nobjs + page - 1) & ~(page - 1);
-        ch->state = (uint8_t *)swf_map_prepared(ch->state_bytes, page, c->lock_memory, err);
+        struct swf_prep small = {.lock = c->lock_memory, .threads = 1};
+        ch->state = (uint8_t *)swf_map_prepared(ch->state_bytes, page, &small, err);
         if (ch->state == NULL || swf_dmap_insert(c, ch) != 0) {
             if (ch->state != NULL)
                 munmap(ch->state, ch->state_bytes);
@@ -130,13 +264,14 @@ int swf_map_objects(struct swf_cache *c, size_t want)
     swf_store_relaxed_64(&c->x_chunks, swf_load_relaxed_64(&c->x_chunks) + 1);
     swf_store_relaxed_64(&c->x_bytes_mapped,
                          swf_load_relaxed_64(&c->x_bytes_mapped) + ch->map_bytes);
+    swf_store_relaxed_64(&c->x_huge_bytes, swf_load_relaxed_64(&c->x_huge_bytes) + ch->huge_bytes);
 
     size_t placed = 0;
     for (struct swf_mag *m = mags, *next; m != NULL; m = next) {
         next = swf_mags_chain_next(c, m);
-        while (m->n < MAG_CAP && placed < ch->nobjs)
-            m->obj[m->n++] = ch->base + placed++ * c->stride;
-        swf_store_relaxed_64(&c->x_capacity, swf_load_relaxed_64(&c->x_capacity) + m->n);
+        while (m->pub.n < MAG_CAP && placed < ch->nobjs)
+            m->pub.obj[m->pub.n++] = ch->base + placed++ * c->stride;
+        swf_store_relaxed_64(&c->x_capacity, swf_load_relaxed_64(&c->x_capacity) + m->pub.n);
         swf_depot_put(c, m);
     }
     if (short_of_mags)

@@ -24,11 +24,11 @@ static void deferred_done(ck_epoch_entry_t *e)
 {
     struct swf_mag *m = SWF_CONTAINER_OF(e, struct swf_mag, epoch_entry);
     struct swf_cache *c = m->cache;
-    uint32_t n = m->n;
+    uint32_t n = m->pub.n;
     swf_tsan_acquire(m->epoch); /* the grace period is over: sections that saw these objects
                                    ended before this point */
     for (uint32_t i = 0; i < n; i++)
-        swf_debug_transition(c, "swf_cache_free_deferred", m->obj[i], OBJ_DEFERRED, OBJ_FREE);
+        swf_debug_transition(c, "swf_cache_free_deferred", m->pub.obj[i], OBJ_DEFERRED, OBJ_FREE);
     swf_depot_put(c, m);
     /* Release, and the last access to c: see the top of this file. */
     swf_fetch_add_release_64(&c->x_deferred_done, n);
@@ -52,10 +52,10 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
     while (chain != NULL) {
         struct swf_mag *m = chain;
         chain = swf_mags_chain_next(c, m);
-        while (m->n < MAG_CAP && done < n) {
+        while (m->pub.n < MAG_CAP && done < n) {
             swf_debug_transition(c, "swf_cache_free_deferred", objs[done], OBJ_ALLOC,
                                  OBJ_DEFERRED);
-            m->obj[m->n++] = objs[done++];
+            m->pub.obj[m->pub.n++] = objs[done++];
         }
         m->epoch = rec->global;
         ck_epoch_call(rec, &m->epoch_entry, deferred_done);

@@ -35,7 +35,7 @@ void swf_mags_reserve(struct swf_cache *c, uint64_t n)
 
 struct swf_mag *swf_mags_chain_next(struct swf_cache *c, struct swf_mag *m)
 {
-    uint32_t link = swf_load_relaxed_32(&m->x_next);
+    uint32_t link = swf_load_relaxed_32(&m->pub.x_link_);
     return link ? swf_mag_at(c, link - 1) : NULL;
 }
 
@@ -64,7 +64,7 @@ size_t swf_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struc
                 break;
             continue;
         }
-        swf_store_relaxed_32(&m->x_next, *head ? (*head)->index + 1 : 0);
+        swf_store_relaxed_32(&m->pub.x_link_, *head ? (*head)->index + 1 : 0);
         *head = m;
         taken++;
     }
@@ -78,13 +78,14 @@ void *swf_depot_take_one(struct swf_cache *c)
         i = swf_istack_pop(&c->full, &c->mags);
     if (i != UINT32_MAX) {
         struct swf_mag *m = swf_mag_at(c, i);
-        swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->n);
-        void *obj = m->obj[--m->n];
+        swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
+        void *obj = m->pub.obj[--m->pub.n];
         swf_depot_put(c, m);
         return obj;
     }
-    struct swf_mag one = {.n = 0};
-    return swf_loose_take(c, &one, 1) ? one.obj[0] : NULL;
+    struct swf_mag one;
+    one.pub.n = 0;
+    return swf_loose_take(c, &one, 1) ? one.pub.obj[0] : NULL;
 }
 
 void swf_depot_put_one(struct swf_cache *c, void *obj)
@@ -93,11 +94,52 @@ void swf_depot_put_one(struct swf_cache *c, void *obj)
     struct swf_mag *m;
     if (i != UINT32_MAX) {
         m = swf_mag_at(c, i);
-        swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->n);
+        swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
     } else if ((m = swf_depot_get_empty(c)) == NULL) {
         swf_loose_push(c, obj);
         return;
     }
-    m->obj[m->n++] = obj;
+    m->pub.obj[m->pub.n++] = obj;
     swf_depot_put(c, m);
+}
+
+uint32_t swf_depot_take_into(struct swf_cache *c, void **dst, uint32_t want)
+{
+    uint32_t i = swf_istack_pop(&c->partial, &c->mags);
+    if (i == UINT32_MAX)
+        i = swf_istack_pop(&c->full, &c->mags);
+    if (i == UINT32_MAX) {
+        void *obj = swf_depot_take_one(c); /* the loose list */
+        if (obj == NULL)
+            return 0;
+        dst[0] = obj;
+        return 1;
+    }
+    struct swf_mag *m = swf_mag_at(c, i);
+    swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
+    uint32_t k = m->pub.n < want ? m->pub.n : want;
+    for (uint32_t j = 0; j < k; j++)
+        dst[j] = m->pub.obj[--m->pub.n];
+    swf_depot_put(c, m);
+    return k;
+}
+
+void swf_depot_put_many(struct swf_cache *c, void *const *objs, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        uint32_t i = swf_istack_pop(&c->partial, &c->mags);
+        struct swf_mag *m;
+        if (i != UINT32_MAX) {
+            m = swf_mag_at(c, i);
+            swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
+        } else if ((m = swf_depot_get_empty(c)) == NULL) {
+            while (done < n)
+                swf_loose_push(c, objs[done++]);
+            return;
+        }
+        while (m->pub.n < MAG_CAP && done < n)
+            m->pub.obj[m->pub.n++] = objs[done++];
+        swf_depot_put(c, m);
+    }
 }

@@ -36,8 +36,8 @@ void swf_loose_push(struct swf_cache *c, void *obj)
 /* Move objects from a private chain into m until it holds `until`; returns the rest. */
 static void *fill(struct swf_mag *m, void *chain, uint32_t until, uint64_t *moved)
 {
-    while (chain != NULL && m->n < until) {
-        m->obj[m->n++] = chain;
+    while (chain != NULL && m->pub.n < until) {
+        m->pub.obj[m->pub.n++] = chain;
         chain = next_of(chain);
         ++*moved;
     }
@@ -74,7 +74,7 @@ uint32_t swf_loose_take(struct swf_cache *c, struct swf_mag *m, uint32_t room)
     /* Acquire pairs with push_chain's release CAS. */
     void *chain = swf_exchange_acquire_ptr(&c->x_loose, NULL);
     uint64_t moved = 0;
-    chain = fill(m, chain, m->n + room, &moved);
+    chain = fill(m, chain, m->pub.n + room, &moved);
     uint64_t spread_out = chain ? spread(c, chain, false) : 0;
     swf_fetch_sub_relaxed_64(&c->x_loose_objs, moved + spread_out);
     return (uint32_t)moved;

@@ -13,7 +13,7 @@
 
 #include "util.h"
 
-_Thread_local struct swf_tls swf_tls_self __attribute__((tls_model("initial-exec")));
+SWF_API __thread struct swf_thread_ swf_thread_self_ __attribute__((tls_model("initial-exec")));
 
 #define PIN_BITS 16
 #define PIN_MASK ((UINT64_C(1) << PIN_BITS) - 1)
@@ -32,7 +32,7 @@ static uint64_t next_id = 1;
 static pthread_key_t exit_key;
 static bool exit_key_ok;
 
-static void release_binding(uint32_t handle, struct swf_tls_binding *b)
+static void release_binding(uint32_t handle, struct swf_binding_ *b)
 {
     uint64_t *word = &owner_word[handle];
     uint64_t w = swf_load_acquire_64(word);
@@ -62,7 +62,7 @@ forget:
 
 static void thread_exit_hook(void *arg)
 {
-    struct swf_tls *t = arg;
+    struct swf_thread_ *t = arg;
     for (uint32_t h = 0; h < t->cap; h++)
         if (t->table[h].id != 0)
             release_binding(h, &t->table[h]);
@@ -144,19 +144,19 @@ __attribute__((constructor)) static void thread_init(void)
 
 int swf_tls_prepare(const struct swf_tls_owner *o)
 {
-    struct swf_tls *t = &swf_tls_self;
+    struct swf_thread_ *t = &swf_tls_self;
     if (!t->armed) {
         if (!exit_key_ok || pthread_setspecific(exit_key, t) != 0)
             return ENOMEM;
         t->armed = 1;
     }
     uint32_t want = swf_load_relaxed_32(&x_handles_used);
-    if (want <= o->handle)
-        want = o->handle + 1;
+    if (want <= o->head.handle)
+        want = o->head.handle + 1;
     if (want <= t->cap)
         return 0;
     want = (want + TABLE_GRAIN - 1) / TABLE_GRAIN * TABLE_GRAIN;
-    struct swf_tls_binding *table = malloc(want * sizeof(*table));
+    struct swf_binding_ *table = malloc(want * sizeof(*table));
     if (table == NULL)
         return ENOMEM;
     memset(table, 0, want * sizeof(*table));
@@ -171,17 +171,17 @@ int swf_tls_prepare(const struct swf_tls_owner *o)
 
 void swf_tls_bind(const struct swf_tls_owner *o, void *state)
 {
-    struct swf_tls_binding *b = &swf_tls_self.table[o->handle];
+    struct swf_binding_ *b = &swf_tls_self.table[o->head.handle];
     b->state = state;
-    b->id = o->id;
+    b->id = o->head.id;
 }
 
 void *swf_tls_unbind(const struct swf_tls_owner *o)
 {
-    struct swf_tls *t = &swf_tls_self;
-    if (o->handle >= t->cap || t->table[o->handle].id != o->id)
+    struct swf_thread_ *t = &swf_tls_self;
+    if (o->head.handle >= t->cap || t->table[o->head.handle].id != o->head.id)
         return NULL;
-    struct swf_tls_binding *b = &t->table[o->handle];
+    struct swf_binding_ *b = &t->table[o->head.handle];
     void *state = b->state;
     b->id = 0;
     b->state = NULL;
@@ -198,14 +198,14 @@ int swf_tls_owner_register(struct swf_tls_owner *o)
     for (uint32_t h = first_free; h < SWF_OWNERS_MAX; h++) {
         if (h < used && swf_load_relaxed_64(&owner_word[h]) != 0)
             continue;
-        o->id = next_id++;
-        o->handle = h;
+        o->head.id = next_id++;
+        o->head.handle = h;
         first_free = h + 1;
         if (h >= used)
             swf_store_relaxed_32(&x_handles_used, h + 1);
         swf_store_relaxed_ptr((void **)&owner_ptr[h], o);
         /* Release: a thread that pins this word sees the owner pointer and the owner's fields. */
-        swf_store_release_64(&owner_word[h], o->id << PIN_BITS);
+        swf_store_release_64(&owner_word[h], o->head.id << PIN_BITS);
         err = 0;
         break;
     }
@@ -215,16 +215,16 @@ int swf_tls_owner_register(struct swf_tls_owner *o)
 
 void swf_tls_owner_unregister(struct swf_tls_owner *o)
 {
-    uint64_t *word = &owner_word[o->handle];
-    uint64_t idle = o->id << PIN_BITS;
+    uint64_t *word = &owner_word[o->head.handle];
+    uint64_t idle = o->head.id << PIN_BITS;
     pthread_mutex_lock(&handle_lock);
     /* Wait for exiting threads to finish with o: each holds a pin for a bounded, lock-free
      * release. The acquire on success orders their work on o before our teardown. */
     for (uint64_t w = idle; !swf_cas_acq_rel_64(word, &w, 0); w = idle)
         sched_yield();
-    swf_store_relaxed_ptr((void **)&owner_ptr[o->handle], NULL);
-    if (o->handle < first_free)
-        first_free = o->handle;
+    swf_store_relaxed_ptr((void **)&owner_ptr[o->head.handle], NULL);
+    if (o->head.handle < first_free)
+        first_free = o->head.handle;
     pthread_mutex_unlock(&handle_lock);
     (void)swf_tls_unbind(o);
 }

@@ -39,6 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sweepfill/cache.h"
+
 #include "atomic.h"
 
 #define SWF_OWNERS_MAX 65536
@@ -56,43 +58,35 @@ struct swf_owner_ops {
     int fork_rank; /* hooks run by increasing rank: a lock of rank 0 is taken before rank 1 */
 };
 
+/* An owner starts with cache.h's struct swf_cache_head_, which the inline path reads: id (unique,
+ * never 0, < 2^48), handle (index in the owner table and in every thread's binding table), and
+ * x_slow (caches: calls must go to the library). */
 struct swf_tls_owner {
-    uint64_t id;     /* unique, never 0, < 2^48 */
-    uint32_t handle; /* index in the owner table and in every thread's binding table */
+    struct swf_cache_head_ head;
     const struct swf_owner_ops *ops;
 };
 
-struct swf_tls_binding {
-    uint64_t id;
-    void *state;
-};
-
-/* The calling thread's own record, in initial-exec TLS: a few words, so that the static TLS a
- * late dlopen draws from is not strained. */
-struct swf_tls {
-    struct swf_tls_binding *table; /* indexed by handle; written by this thread only */
-    uint32_t cap;                  /* entries in table */
-    uint32_t armed;                /* the exit hook is set */
-};
-
-extern _Thread_local struct swf_tls swf_tls_self __attribute__((tls_model("initial-exec")));
+/* The calling thread's own record is cache.h's struct swf_thread_ (the inline path reads it), in
+ * initial-exec TLS: a few words, so that the static TLS a late dlopen draws from is not strained.
+ * Its table holds struct swf_binding_ entries (id, state). */
+#define swf_tls_self swf_thread_self_
 
 /* The calling thread's state for o, or NULL. Wait-free; no allocation. */
 static inline void *swf_tls_get(const struct swf_tls_owner *o)
 {
-    const struct swf_tls *t = &swf_tls_self;
-    uint32_t h = o->handle;
+    const struct swf_thread_ *t = &swf_tls_self;
+    uint32_t h = o->head.handle;
     if (h >= t->cap)
         return NULL;
-    const struct swf_tls_binding *b = &t->table[h];
-    return b->id == o->id ? b->state : NULL;
+    const struct swf_binding_ *b = &t->table[h];
+    return b->id == o->head.id ? b->state : NULL;
 }
 
 /* Whether swf_tls_bind(o, ...) can run now without allocating: the thread was prepared and its
  * table reaches o's handle. */
 static inline int swf_tls_bindable(const struct swf_tls_owner *o)
 {
-    return o->handle < swf_tls_self.cap;
+    return o->head.handle < swf_tls_self.cap;
 }
 
 /* Arm the calling thread's exit hook and make its table reach o's handle (and every handle in

@@ -24,7 +24,7 @@ static int make_tstates(struct swf_cache *c)
         return ENOMEM;
     for (uint32_t i = first; i < first + (1u << TS_BLOCK_SHIFT); i++) {
         struct swf_tstate *ts = swf_itable_node(&c->tstates, i);
-        ts->index = i;
+        ts->pub.index_ = i;
         swf_istack_push(&c->ts_free, &c->tstates, i);
     }
     return 0;
@@ -40,10 +40,10 @@ void swf_pools_replenish(struct swf_cache *c)
 
 void swf_tstate_release(struct swf_cache *c, struct swf_tstate *ts)
 {
-    swf_depot_put(c, ts->loaded);
-    swf_depot_put(c, ts->prev);
-    ts->loaded = ts->prev = NULL;
-    swf_istack_push(&c->ts_free, &c->tstates, ts->index);
+    swf_depot_put(c, swf_ts_loaded(ts));
+    swf_depot_put(c, swf_ts_prev(ts));
+    swf_ts_set(ts, NULL, NULL);
+    swf_istack_push(&c->ts_free, &c->tstates, ts->pub.index_);
 }
 
 static void release_hook(struct swf_tls_owner *o, void *state)
@@ -59,15 +59,15 @@ struct swf_tstate *swf_tstate_bind_nowait(struct swf_cache *c)
     if (i == UINT32_MAX)
         return NULL;
     struct swf_tstate *ts = swf_itable_node(&c->tstates, i);
-    ts->loaded = swf_depot_get_empty(c);
-    ts->prev = ts->loaded ? swf_depot_get_empty(c) : NULL;
-    if (ts->prev == NULL) {
-        if (ts->loaded != NULL)
-            swf_depot_put(c, ts->loaded);
-        ts->loaded = NULL;
+    struct swf_mag *loaded = swf_depot_get_empty(c);
+    struct swf_mag *prev = loaded ? swf_depot_get_empty(c) : NULL;
+    if (prev == NULL) {
+        if (loaded != NULL)
+            swf_depot_put(c, loaded);
         swf_istack_push(&c->ts_free, &c->tstates, i);
         return NULL;
     }
+    swf_ts_set(ts, loaded, prev);
     swf_tls_bind(&c->owner, ts);
     return ts;
 }
@@ -92,44 +92,49 @@ struct swf_tstate *swf_tstate_bind_locked(struct swf_cache *c)
 
 void *swf_tstate_take(struct swf_cache *c, struct swf_tstate *ts)
 {
-    if (ts->loaded->n == 0) {
-        struct swf_mag *t = ts->loaded;
-        ts->loaded = ts->prev;
-        ts->prev = t;
+    struct swf_mag *loaded = swf_ts_loaded(ts), *prev = swf_ts_prev(ts);
+    if (loaded->pub.n == 0) {
+        struct swf_mag *t = loaded;
+        loaded = prev;
+        prev = t;
     }
-    if (ts->loaded->n == 0) {
+    if (loaded->pub.n == 0) {
         struct swf_mag *got = swf_depot_get_objects(c);
         if (got != NULL) {
             /* Both ours are empty: keep one as prev, give the other back. */
-            swf_depot_put(c, ts->prev);
-            ts->prev = ts->loaded;
-            ts->loaded = got;
-        } else if (swf_loose_take(c, ts->loaded, MAG_CAP) == 0) {
+            swf_depot_put(c, prev);
+            prev = loaded;
+            loaded = got;
+        } else if (swf_loose_take(c, loaded, MAG_CAP) == 0) {
+            swf_ts_set(ts, loaded, prev);
             return NULL;
         }
     }
-    return ts->loaded->obj[--ts->loaded->n];
+    swf_ts_set(ts, loaded, prev);
+    return loaded->pub.obj[--loaded->pub.n];
 }
 
 void swf_tstate_put(struct swf_cache *c, struct swf_tstate *ts, void *obj)
 {
-    if (ts->loaded->n == MAG_CAP) {
-        if (ts->prev->n < MAG_CAP) {
-            struct swf_mag *t = ts->loaded;
-            ts->loaded = ts->prev;
-            ts->prev = t;
+    struct swf_mag *loaded = swf_ts_loaded(ts), *prev = swf_ts_prev(ts);
+    if (loaded->pub.n == MAG_CAP) {
+        if (prev->pub.n < MAG_CAP) {
+            struct swf_mag *t = loaded;
+            loaded = prev;
+            prev = t;
         } else {
             struct swf_mag *e = swf_depot_get_empty(c);
             if (e == NULL) {
                 swf_loose_push(c, obj);
                 return;
             }
-            swf_depot_put(c, ts->prev);
-            ts->prev = ts->loaded;
-            ts->loaded = e;
+            swf_depot_put(c, prev);
+            prev = loaded;
+            loaded = e;
         }
+        swf_ts_set(ts, loaded, prev);
     }
-    ts->loaded->obj[ts->loaded->n++] = obj;
+    loaded->pub.obj[loaded->pub.n++] = obj;
 }
 
 /* ---- fork ----------------------------------------------------------------------------------- */

@@ -128,8 +128,31 @@ struct swf_cache_config {
                            full against SWF_FAILSLAB's cache= key */
     unsigned int lock_memory; /* 1: mlock every chunk of objects as it is mapped (a grow then
                                  fails with EPERM or ENOMEM when RLIMIT_MEMLOCK forbids); 0: no */
-    unsigned int reserved[7]; /* must be zero */
+    unsigned int huge_pages;  /* enum swf_huge_pages: transparent huge pages for the objects */
+    unsigned int grow_threads; /* threads that prepare a large mapping in parallel (0 or 1: the
+                                  calling thread alone; at most SWF_CACHE_GROW_THREADS_MAX) */
+    unsigned int reserved[5]; /* must be zero */
 };
+
+/*
+ * How the objects' memory is mapped (swf_cache_config.huge_pages). Every mapping is prepared
+ * before any of its objects is handed out, by the fastest way the kernel offers:
+ * madvise(MADV_POPULATE_WRITE) (Linux 5.14), else a write to every page.
+ */
+enum swf_huge_pages {
+    /* Chunks of objects of a page or more, and chunks of 8 MiB or more, are mapped 2 MiB-aligned
+     * with madvise(MADV_HUGEPAGE) when the system's transparent huge pages are "always" or
+     * "madvise"; smaller ones with base pages. The kernel may still back them with base pages
+     * (fragmentation): stats.huge_bytes tells. */
+    SWF_HUGE_PAGES_AUTO = 0,
+    /* Base pages only (no MADV_HUGEPAGE, and MADV_NOHUGEPAGE so that "always" does not apply). */
+    SWF_HUGE_PAGES_OFF = 1,
+    /* Every chunk as in AUTO whatever its size, and a grow fails (ENOTSUP) when the system has
+     * transparent huge pages off, or (ENOMEM) when a chunk got no huge page at all. */
+    SWF_HUGE_PAGES_REQUIRED = 2,
+};
+
+#define SWF_CACHE_GROW_THREADS_MAX 64
 
 /*
  * Failure injection, modelled on the kernel's failslab. It applies to SWF_NOWAIT allocations
@@ -182,16 +205,20 @@ struct swf_cache_stats {
     uint64_t object_size;      /* as configured */
     uint64_t stride;           /* bytes between consecutive objects: the size rounded up to
                                   the alignment, at least 8 and a multiple of 8 */
-    uint64_t reserved[8];      /* zero; later versions may fill them */
+    uint64_t huge_bytes;       /* of bytes_mapped, how much the kernel backed with transparent
+                                  huge pages when it was prepared (from /proc/self/smaps) */
+    uint64_t reserved[7];      /* zero; later versions may fill them */
 };
 
 /*
  * Create a cache. On success stores it in *out and returns 0.
  * Concurrency: any thread, any time. Progress: blocking (maps memory for prefill).
  * Returns EINVAL: cfg or out NULL, object_size 0 or above SWF_CACHE_OBJECT_MAX, align not a power
- * of two or above SWF_CACHE_ALIGN_MAX, limit below prefill, lock_memory not 0 or 1, reserved not
+ * of two or above SWF_CACHE_ALIGN_MAX, limit below prefill, lock_memory not 0 or 1, huge_pages
+ * not an enum swf_huge_pages value, grow_threads above SWF_CACHE_GROW_THREADS_MAX, reserved not
  * zero, or a malformed SWF_FAILSLAB; ENOMEM: the system refused memory; EPERM: lock_memory and
- * mlock was refused; EAGAIN: SWF_CACHE_MAX caches and registries are alive.
+ * mlock was refused; ENOTSUP: huge_pages is SWF_HUGE_PAGES_REQUIRED and the system has
+ * transparent huge pages off; EAGAIN: SWF_CACHE_MAX caches and registries are alive.
  */
 SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out);
 
@@ -251,9 +278,12 @@ SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
  * the depot and on the loose list, and map (and prepare) memory for the rest. This is where page
  * faults belong: outside any read-side section. The memory of each mapping is carved into
  * objects that all become ready; none is mapped that the cache cannot hold.
+ * With grow_threads > 1, a mapping of more than 16 MiB is prepared by that many threads at once
+ * (the calling thread and grow_threads - 1 it starts and joins before returning).
  * Blocking. Returns 0; EINVAL if c is NULL; ENOMEM if the system, the limit or the magazine table
  * (4M magazines: 251M free objects) stopped it short, or no memory was left for the thread's
- * magazines (what was mapped stays ready); EPERM: lock_memory and mlock was refused.
+ * magazines, or huge pages were required and none were had (what was mapped stays ready); EPERM:
+ * lock_memory and mlock was refused.
  */
 SWF_API int swf_cache_grow(struct swf_cache *c, size_t n);
 
@@ -292,6 +322,124 @@ SWF_API int swf_failslab_parse(const char *spec, struct swf_failslab *out, char 
 /* Fill *out with a snapshot of c's counters. Lock-free (it reads every thread state's counters:
  * O(threads bound)). Returns 0; EINVAL if c or out is NULL. */
 SWF_API int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
+
+/*
+ * Allocate in bulk: give an object to every NULL entry of objs[0 .. n-1] (entries already set
+ * are left alone, so a caller can retry with the same array), and return how many entries of
+ * objs are set afterwards. When that is less than n, errno is EAGAIN (NOWAIT: no object ready
+ * for this thread, or injected failures) or ENOMEM (WAIT). Returns 0 with errno EINVAL when c is
+ * NULL, mode is not one of the two, or objs is NULL with n > 0.
+ * Same contracts as n single calls: SWF_NOWAIT is lock-free, makes no system call and no
+ * allocation, and causes no page fault; with failure injection on, each NULL entry is one NOWAIT
+ * call (numbered in order). SWF_NOWAIT bulk moves whole magazines where it can: from this
+ * thread's magazines, then a depot magazine at a time (two compare-and-swaps for up to 60).
+ */
+SWF_API size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void **objs,
+                                    size_t n);
+
+/*
+ * Free the non-NULL entries of objs[0 .. n-1] (allocated from c). Lock-free, no system call, no
+ * allocation, from any thread; whole magazines go to the depot at once. Returns 0; EINVAL if c
+ * is NULL or objs is NULL with n > 0. Debug-check builds abort on a double or foreign free.
+ */
+SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n);
+
+/* ---- the inline NOWAIT path ------------------------------------------------------------------
+ *
+ * swf_cache_alloc_fast(c) and swf_cache_free_fast(c, obj) do, inline in the caller, what
+ * swf_cache_alloc(c, SWF_NOWAIT) and swf_cache_free(c, obj) do in the common case - the calling
+ * thread's loaded magazine has an object, or has room - and call them otherwise. Same contracts
+ * (lock-free, no system call, no allocation, no page fault, errors), with no call and no PLT
+ * indirection on the common path. In a debug-check build of the library, or while failure
+ * injection is on for c, they always call the library.
+ *
+ * They read the structures below, which the library lays out this way for as long as its soname
+ * is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 1): the first bytes of a struct swf_cache; the
+ * calling thread's binding table (swf_thread_self_, an initial-exec TLS variable the library
+ * exports), indexed by the cache's handle; the first bytes of a thread's state for a cache; and
+ * the first bytes of a magazine. Changing any of them, or what the library stores there, needs a
+ * new soname. Everything else in these objects is the library's and may change. The library
+ * itself reads and writes these fields through these very types (its own structures begin with
+ * them), so the two views never disagree, even under link-time optimisation. Do not touch these
+ * structures yourself.
+ */
+#define SWF_CACHE_INLINE_ABI 1
+
+struct swf_cache_head_ {
+    uint64_t id;     /* the cache's identity: unique in the process, never 0, never reused */
+    uint32_t handle; /* its index in every thread's binding table */
+    uint32_t x_slow; /* non-zero: calls must go to the library (debug checks, injection) */
+};
+
+struct swf_magazine_ {
+    uint32_t x_link_; /* the depot's */
+    uint32_t n;       /* objects held, obj[0 .. n-1]; written only by the holding thread */
+    void *obj[SWF_CACHE_MAGAZINE];
+};
+
+struct swf_thread_cache_ {
+    uint32_t x_link_, index_;      /* the library's */
+    struct swf_magazine_ *loaded;  /* the magazine alloc pops from and free pushes on */
+    struct swf_magazine_ *prev;    /* the library's */
+    uint64_t x_allocs_nowait;      /* relaxed single-writer counters, summed by stats */
+    uint64_t x_frees;
+};
+
+struct swf_binding_ {
+    uint64_t id;  /* the owner this entry belongs to; any other value: not this cache's */
+    void *state;  /* for a cache: its struct swf_thread_cache_ for this thread */
+};
+
+struct swf_thread_ {
+    struct swf_binding_ *table; /* indexed by handle; written by this thread only */
+    uint32_t cap;               /* entries in table */
+    uint32_t armed;             /* the library's */
+};
+
+SWF_API extern __thread struct swf_thread_ swf_thread_self_
+    __attribute__((tls_model("initial-exec")));
+
+/* This thread's state for c, or NULL: what the inline path may use. */
+static inline struct swf_thread_cache_ *swf_cache_state_(struct swf_cache *c)
+{
+    const struct swf_cache_head_ *h = (const struct swf_cache_head_ *)(const void *)c;
+    const struct swf_thread_ *t = &swf_thread_self_;
+    if (__builtin_expect(h->handle >= t->cap || t->table[h->handle].id != h->id ||
+                             __atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) != 0,
+                         0))
+        return (struct swf_thread_cache_ *)0;
+    return (struct swf_thread_cache_ *)t->table[h->handle].state;
+}
+
+/* swf_cache_alloc(c, SWF_NOWAIT), inline in the common case. */
+static inline void *swf_cache_alloc_fast(struct swf_cache *c)
+{
+    struct swf_thread_cache_ *ts;
+    if (__builtin_expect(c != (struct swf_cache *)0 && (ts = swf_cache_state_(c)) != 0 &&
+                             ts->loaded->n > 0,
+                         1)) {
+        struct swf_magazine_ *m = ts->loaded;
+        void *obj = m->obj[--m->n];
+        __atomic_store_n(&ts->x_allocs_nowait, ts->x_allocs_nowait + 1, __ATOMIC_RELAXED);
+        return obj;
+    }
+    return swf_cache_alloc(c, SWF_NOWAIT);
+}
+
+/* swf_cache_free(c, obj), inline in the common case. */
+static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
+{
+    struct swf_thread_cache_ *ts;
+    if (__builtin_expect(c != (struct swf_cache *)0 && obj != (void *)0 &&
+                             (ts = swf_cache_state_(c)) != 0 && ts->loaded->n < SWF_CACHE_MAGAZINE,
+                         1)) {
+        struct swf_magazine_ *m = ts->loaded;
+        m->obj[m->n++] = obj;
+        __atomic_store_n(&ts->x_frees, ts->x_frees + 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    return swf_cache_free(c, obj);
+}
 
 #ifdef __cplusplus
 }

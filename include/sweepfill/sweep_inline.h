@@ -27,6 +27,10 @@ extern "C" {
 
 #define SWF_ALWAYS_INLINE_ __attribute__((always_inline)) inline
 
+/* NOWAIT objects are taken in batches of this many (one swf_cache_alloc_bulk call each), and the
+ * batch's leftovers go back at the end. */
+#define SWF_SWEEP_BATCH_ 32
+
 struct swf_walk_ {
     const struct swf_sweep_config *cfg;
     const struct swf_list_ops *ops;
@@ -34,7 +38,31 @@ struct swf_walk_ {
     void **reserve;
     size_t nres;
     uint64_t section_visits;
+    size_t nbatch; /* NOWAIT objects in batch[0 .. nbatch-1] */
+    void *batch[SWF_SWEEP_BATCH_];
 };
+
+/*
+ * One NOWAIT object, from the batch, refilled in bulk when it runs dry: lock-free, no system
+ * call, like swf_cache_alloc(SWF_NOWAIT). When the cache asks every call to go through it (debug
+ * checks, failure injection: cache.h's x_slow), the batch is one object, so that each member that
+ * needs an object makes exactly one NOWAIT call, as the fault-injection counts expect.
+ */
+static inline void *swf_nowait_(struct swf_walk_ *w, struct swf_cache *cache)
+{
+    if (w->nbatch == 0) {
+        const struct swf_cache_head_ *h = (const struct swf_cache_head_ *)(const void *)cache;
+        size_t want = __atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) ? 1 : SWF_SWEEP_BATCH_;
+        void *got[SWF_SWEEP_BATCH_];
+        for (size_t i = 0; i < want; i++)
+            got[i] = NULL;
+        swf_cache_alloc_bulk(cache, SWF_NOWAIT, got, want);
+        for (size_t i = 0; i < want; i++)
+            if (got[i] != NULL)
+                w->batch[w->nbatch++] = got[i];
+    }
+    return w->nbatch ? w->batch[--w->nbatch] : NULL;
+}
 
 static SWF_ALWAYS_INLINE_ void swf_enter_(struct swf_walk_ *w)
 {
@@ -182,7 +210,7 @@ static SWF_ALWAYS_INLINE_ int swf_walk_core_(struct swf_walk_ *w, const struct s
             void *obj = NULL;
             bool from_reserve = false;
             if (!batch) {
-                obj = swf_cache_alloc(cache, SWF_NOWAIT);
+                obj = w->nbatch ? w->batch[--w->nbatch] : swf_nowait_(w, cache);
                 if (__builtin_expect(obj == NULL, 0))
                     t.fails++;
             }
@@ -272,12 +300,20 @@ static SWF_ALWAYS_INLINE_ int swf_sweep_run_(const struct swf_sweep_config *cfg,
         if (reserve == NULL)
             return ENOMEM;
     }
-    struct swf_walk_ w = {cfg, ops, st, reserve, 0, 0};
+    struct swf_walk_ w;
+    w.cfg = cfg;
+    w.ops = ops;
+    w.st = st;
+    w.reserve = reserve;
+    w.nres = 0;
+    w.section_visits = 0;
+    w.nbatch = 0;
     /* The initial fill, outside any section, as the patch does. Coming up short is not an error
      * yet: NOWAIT may serve every member. */
     (void)swf_reserve_fill_(&w);
     int err = swf_walk_(&w, ops, init);
     swf_reserve_return_(&w);
+    swf_cache_free_bulk(cfg->cache, w.batch, w.nbatch);
     if (reserve != small)
         free(reserve);
     return err;
