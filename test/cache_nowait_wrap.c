@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include <sweepfill/cache.h>
@@ -92,6 +93,7 @@ struct phase {
     struct swf_cache *c;
     unsigned long calls; /* wrapped calls during the lock-free work */
     int allocated;
+    int bulk, fast; /* objects from the bulk call and the inline path */
 };
 
 /* A fresh thread: it never made a blocking call, so it works on the shared depot path. */
@@ -106,6 +108,14 @@ static void *nowait_phase(void *arg)
         p->allocated = n;
         for (int i = 0; i < n; i++)
             swf_cache_free(p->c, objs[i]);
+        /* The bulk calls and the inline path, over the same objects. */
+        memset(objs, 0, sizeof(objs));
+        p->bulk = (int)swf_cache_alloc_bulk(p->c, SWF_NOWAIT, objs, N);
+        swf_cache_free_bulk(p->c, objs, N);
+        for (int i = 0; i < N; i++)
+            p->fast += (objs[i] = swf_cache_alloc_fast(p->c)) != NULL;
+        for (int i = 0; i < N; i++)
+            swf_cache_free_fast(p->c, objs[i]);
     }
     swf_cache_flush(p->c);
     p->calls = total() - before;
@@ -201,8 +211,11 @@ int main(void)
     pthread_create(&t, NULL, nowait_phase, &p);
     pthread_join(t, NULL);
     ok(p.allocated >= N, "NOWAIT served the %d objects grow prepared (%d)", N, p.allocated);
+    ok(p.bulk == N && p.fast == 3 * N, "bulk (%d) and inline (%d) NOWAIT served them too", p.bulk,
+       p.fast);
     ok(p.calls == 0,
-       "3 rounds of NOWAIT alloc + free + flush: %lu locks, maps, mallocs or yields (want 0)",
+       "3 rounds of NOWAIT alloc + free, bulk and inline, + flush: %lu locks, maps, mallocs or "
+       "yields (want 0)",
        p.calls);
 
     before = total();
