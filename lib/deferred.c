@@ -67,6 +67,8 @@ int swf_cache_quiesce(struct swf_cache *c, ck_epoch_record_t *rec)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     SWF_CHECK_ARG(rec == NULL, EINVAL, "rec is NULL");
-    ck_epoch_barrier_wait(rec, swf_epoch_wait_yield, NULL);
+    struct swf_epoch_waiter w;
+    swf_epoch_waiter_init(&w);
+    ck_epoch_barrier_wait(rec, swf_epoch_wait, &w);
     return 0;
 }

@@ -143,6 +143,7 @@ static void reader_leave(struct swf_reader *rd)
 {
     swf_tsan_release(&rd->r->epoch); /* tsan.h: pairs with acquires after grace periods */
     ck_epoch_end(&rd->rec, NULL);
+    swf_epoch_section_ended();
 }
 
 struct swf_reader *swf_registry_read_lock(struct swf_registry *r)
@@ -264,7 +265,9 @@ static void finalise_ready(struct swf_registry *r, bool wait)
 static void barrier(struct swf_registry *r)
 {
     pthread_mutex_lock(&r->reclaim);
-    ck_epoch_barrier_wait(&r->wrec, swf_epoch_wait_yield, NULL);
+    struct swf_epoch_waiter w;
+    swf_epoch_waiter_init(&w);
+    ck_epoch_barrier_wait(&r->wrec, swf_epoch_wait, &w);
     swf_tsan_acquire(&r->epoch);
     pthread_mutex_unlock(&r->reclaim);
 }
@@ -486,7 +489,9 @@ static void retire(struct swf_registry *r, void **objs, size_t *n, int *err)
     swf_fence_seq_cst(); /* the taking exchanges before the epoch read: see del */
     if (swf_cache_free_deferred(r->cache, &r->wrec, objs, *n) != 0) {
         /* No magazine to queue them in: wait for the grace period here instead. */
-        ck_epoch_synchronize_wait(&r->epoch, swf_epoch_wait_yield, NULL);
+        struct swf_epoch_waiter w;
+        swf_epoch_waiter_init(&w);
+        ck_epoch_synchronize_wait(&r->epoch, swf_epoch_wait, &w);
         swf_tsan_acquire(&r->epoch);
         for (size_t i = 0; i < *n; i++)
             swf_cache_free(r->cache, objs[i]);

@@ -65,6 +65,7 @@ static void epoch_leave(void *arg)
     ck_epoch_record_t *rec = arg;
     swf_tsan_release(rec->global); /* see tsan.h: pairs with acquires after grace periods */
     ck_epoch_end(rec, NULL);
+    swf_epoch_section_ended(); /* wakes a grace-period waiter that sleeps (lib/epoch_wait.c) */
 }
 
 static void rwlock_enter(void *lock)

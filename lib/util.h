@@ -74,12 +74,26 @@ void swf_prefault(void *p, size_t len);
 
 struct ck_epoch;
 struct ck_epoch_record;
+
+/* The state of one grace-period wait (lib/epoch_wait.c): pass it as the callback's argument. */
+struct swf_epoch_waiter {
+    unsigned int scans;  /* scans that found a reader inside */
+    unsigned int sleeps; /* futex sleeps so far */
+    long sleep_ns;       /* the next sleep's timeout */
+};
+
+void swf_epoch_waiter_init(struct swf_epoch_waiter *w);
+
 /*
- * The wait callback for ck_epoch_synchronize_wait / ck_epoch_barrier_wait: a grace period can
- * take as long as the slowest preempted reader, so the waiting thread gives its CPU to the
- * readers it waits for instead of spinning (lib/epoch_wait.c).
+ * The wait callback for ck_epoch_synchronize_wait / ck_epoch_barrier_wait (arg: a struct
+ * swf_epoch_waiter): spin through a few scans, then sleep on a futex until a read-side section
+ * ends (or a short timeout passes).
  */
-void swf_epoch_wait_yield(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *arg);
+void swf_epoch_wait(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *arg);
+
+/* Called by the library's read-side sections right after ck_epoch_end: wakes sleeping
+ * grace-period waiters, if any (one relaxed load when none sleeps; a futex wake when one does). */
+void swf_epoch_section_ended(void);
 
 /* A 64-bit mixer (SplitMix64's finaliser): the failure injection's deterministic random source. */
 static inline uint64_t swf_mix64(uint64_t x)
