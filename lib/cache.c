@@ -78,15 +78,16 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
         return swf_fail_null("swf_cache_alloc", EINVAL, "c is NULL");
     if (SWF_UNLIKELY(mode != SWF_NOWAIT && mode != SWF_WAIT))
         return swf_fail_null("swf_cache_alloc", EINVAL, "mode is neither SWF_NOWAIT nor SWF_WAIT");
-    if (mode == SWF_NOWAIT && swf_failslab_should_fail(&c->fs)) {
-        swf_fetch_add_relaxed_64(&c->x_fails_injected, 1);
-        return swf_fail_null("swf_cache_alloc", EAGAIN, "failure injected (swf_failslab)");
-    }
     if (mode == SWF_WAIT)
         return alloc_wait(c);
     struct swf_tstate *ts = swf_tls_get(&c->owner);
     if (ts == NULL)
         ts = swf_tstate_bind_nowait(c);
+    struct swf_tls_slot *mine = swf_tls_slot(&c->owner);
+    if (swf_failslab_should_fail(&c->fs, mine ? &mine->block : NULL, mine ? &mine->count : NULL)) {
+        swf_fetch_add_relaxed_64(&c->x_fails_injected, 1);
+        return swf_fail_null("swf_cache_alloc", EAGAIN, "failure injected (swf_failslab)");
+    }
     void *obj = take(c, ts);
     if (obj != NULL) {
         count_alloc(c, ts, mode);
@@ -185,10 +186,16 @@ static void take_bulk(struct swf_cache *c, void **objs, size_t n)
     }
     if (next < nbuf)
         swf_depot_put_many(c, buf + next, nbuf - next); /* took more than needed: back */
-    if (ts != NULL)
+    size_t failed = 0; /* entries left NULL: each a failed NOWAIT call, as single calls count */
+    for (size_t i = 0; i < n; i++)
+        failed += objs[i] == NULL;
+    if (ts != NULL) {
         swf_counter_add(&ts->pub.x_allocs_nowait, given);
-    else
+        swf_counter_add(&ts->x_fails_nowait, failed);
+    } else {
         swf_fetch_add_relaxed_64(&c->x_allocs_nowait, given);
+        swf_fetch_add_relaxed_64(&c->x_fails_nowait, failed);
+    }
 }
 
 /* An alloc_bulk failure: errno and the reason set, nothing to count. */

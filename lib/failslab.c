@@ -62,12 +62,21 @@ static bool take_one_time(struct swf_failslab_block *b)
     }
 }
 
-bool swf_failslab_should_fail(struct swf_failslab_state *s)
+bool swf_failslab_should_fail(struct swf_failslab_state *s, const void **block, uint64_t *calls)
 {
     struct swf_failslab_block *b = swf_load_acquire_ptr((void *const *)&s->x_cur);
     if (b == NULL)
         return false;
-    uint64_t k = swf_fetch_add_relaxed_64(&b->x_calls, 1);
+    uint64_t k;
+    if (block != NULL) {
+        if (*block != b) {
+            *block = b; /* new settings: numbering restarts */
+            *calls = 0;
+        }
+        k = (*calls)++;
+    } else {
+        k = swf_fetch_add_relaxed_64(&b->x_calls, 1);
+    }
     if (b->interval > 1 && k % b->interval != b->interval - 1)
         return false;
     if (swf_mix64(b->seed ^ swf_mix64(k)) % 100 >= b->probability)

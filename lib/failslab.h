@@ -43,8 +43,11 @@ static inline bool swf_failslab_on(const struct swf_failslab_state *s)
     return swf_load_relaxed_ptr((void *const *)&s->x_cur) != NULL;
 }
 
-/* Number this NOWAIT call and decide whether it fails. Lock-free. */
-bool swf_failslab_should_fail(struct swf_failslab_state *s);
+/* Number this NOWAIT call and decide whether it fails. A thread that has a private slot for the
+ * cache (thread.h: it was prepared) numbers its calls there with plain stores: *block is the
+ * settings block it counts for (a new block restarts at 0), *calls its count. Other threads
+ * (block NULL) share the block's atomic counter. Lock-free. */
+bool swf_failslab_should_fail(struct swf_failslab_state *s, const void **block, uint64_t *calls);
 
 /* Free every block (the cache is being destroyed: no call can be reading them). */
 void swf_failslab_fini(struct swf_failslab_state *s);

@@ -156,13 +156,17 @@ int swf_tls_prepare(const struct swf_tls_owner *o)
     if (want <= t->cap)
         return 0;
     want = (want + TABLE_GRAIN - 1) / TABLE_GRAIN * TABLE_GRAIN;
-    struct swf_binding_ *table = malloc(want * sizeof(*table));
+    /* The bindings, then as many private slots (swf_tls_slot), in one block. */
+    size_t bytes = want * (sizeof(struct swf_binding_) + sizeof(struct swf_tls_slot));
+    struct swf_binding_ *table = malloc(bytes);
     if (table == NULL)
         return ENOMEM;
-    memset(table, 0, want * sizeof(*table));
-    swf_prefault(table, want * sizeof(*table)); /* bindings are written on lock-free paths */
-    if (t->cap > 0)
+    memset(table, 0, bytes);
+    swf_prefault(table, bytes); /* bindings and slots are written on lock-free paths */
+    if (t->cap > 0) {
         memcpy(table, t->table, t->cap * sizeof(*table));
+        memcpy(&table[want], &t->table[t->cap], t->cap * sizeof(struct swf_tls_slot));
+    }
     free(t->table);
     t->table = table;
     t->cap = want;
@@ -174,6 +178,20 @@ void swf_tls_bind(const struct swf_tls_owner *o, void *state)
     struct swf_binding_ *b = &swf_tls_self.table[o->head.handle];
     b->state = state;
     b->id = o->head.id;
+}
+
+struct swf_tls_slot *swf_tls_slot(const struct swf_tls_owner *o)
+{
+    struct swf_thread_ *t = &swf_tls_self;
+    if (o->head.handle >= t->cap)
+        return NULL;
+    struct swf_tls_slot *slot = (struct swf_tls_slot *)(void *)&t->table[t->cap] + o->head.handle;
+    if (slot->id != o->head.id) {
+        slot->id = o->head.id; /* a slot left by an owner that had this handle before */
+        slot->block = NULL;
+        slot->count = 0;
+    }
+    return slot;
 }
 
 void *swf_tls_unbind(const struct swf_tls_owner *o)

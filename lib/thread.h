@@ -96,6 +96,22 @@ int swf_tls_prepare(const struct swf_tls_owner *o);
 /* Bind state to the calling thread for o. Requires swf_tls_bindable(o). Wait-free. */
 void swf_tls_bind(const struct swf_tls_owner *o, void *state);
 
+/*
+ * A private slot per thread and owner, beside the binding table: the owner's own per-thread
+ * words that must outlive a binding (a cache's numbering of the thread's NOWAIT calls for failure
+ * injection survives flush). It lasts as long as the thread's table; reset when the handle
+ * changes owner.
+ */
+struct swf_tls_slot {
+    uint64_t id;       /* the owner it belongs to */
+    const void *block; /* owner-defined */
+    uint64_t count;    /* owner-defined */
+};
+
+/* The calling thread's slot for o, or NULL if the thread was never prepared for o's handle.
+ * Wait-free; no allocation. */
+struct swf_tls_slot *swf_tls_slot(const struct swf_tls_owner *o);
+
 /* Forget the calling thread's binding for o (the caller gives the state back); returns the state
  * or NULL. Wait-free. */
 void *swf_tls_unbind(const struct swf_tls_owner *o);

@@ -156,16 +156,18 @@ enum swf_huge_pages {
 
 /*
  * Failure injection, modelled on the kernel's failslab. It applies to SWF_NOWAIT allocations
- * only. Each NOWAIT call is numbered k = 0, 1, 2, ... per cache; call k fails when all hold:
+ * only. Each NOWAIT call is numbered k = 0, 1, 2, ... per thread and cache from the moment the
+ * settings were set (threads that have not made a blocking sweepfill call yet share one
+ * numbering per cache); call k fails when all hold:
  *   - times is not 0 (times < 0: no limit; each injected failure decrements a positive times),
  *   - interval <= 1, or k % interval == interval - 1 (every interval-th call is a candidate),
  *   - a pseudo-random draw from (seed, k) is below probability (0 .. 100 percent).
- * For a given seed the sequence of decisions is fixed: a single thread making the same calls sees
- * the same failures. Concurrent threads share the numbering, so who gets which failure varies.
- * A NOWAIT call racing with swf_cache_set_failslab uses the old or the new settings, each whole.
- * While injection is on, every NOWAIT call takes the slow path and numbers itself with one atomic
- * increment of a shared counter: a measurable cost (bench/README.md, fault family), paid only
- * under injection.
+ * For a given seed the sequence of decisions is fixed: a thread making the same calls sees the
+ * same failures, whatever other threads do (only the `times` budget is shared). A NOWAIT call
+ * racing with swf_cache_set_failslab uses the old or the new settings, each whole. While
+ * injection is on, every NOWAIT call takes the library's slow path (a prepared thread numbers
+ * its calls with plain stores; the others share an atomic counter): a cost paid only under
+ * injection (bench/README.md, fault family).
  */
 struct swf_failslab {
     unsigned int probability; /* percent, 0 .. 100 */

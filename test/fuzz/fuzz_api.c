@@ -172,9 +172,11 @@ static bool fobj_ok(const void *obj, const void *owner)
     return o != NULL && o->canary == (OBJ_CANARY ^ (uint64_t)(uintptr_t)owner) && o->owner == owner;
 }
 
+/* The node is the harness's again: count it, and make it addable (registry.h). */
 static void on_release(struct swf_node *n)
 {
     ((struct fnode *)n)->released++;
+    swf_node_init(n);
 }
 
 /* A guard that counts its sections and checks that nothing inside one makes a WAIT allocation
@@ -540,15 +542,23 @@ static void account_sweep(const struct swf_cache_stats *b, const struct swf_swee
     if (algo == SWF_BATCH_RESTART)
         CHECK(nowait_ok == 0 && nowait_failed == 0, "BATCH_RESTART made NOWAIT calls");
     if (st != NULL) {
-        CHECK(nowait_ok == (algo == SWF_BATCH_RESTART ? 0 : st->assigned - st->reserve_uses),
-              "the sweep's NOWAIT allocations: cache %" PRIu64 ", sweep %" PRIu64 " - %" PRIu64,
-              nowait_ok, st->assigned, st->reserve_uses);
-        CHECK(nowait_failed == st->nowait_failures,
+        /* The sweep takes NOWAIT objects in batches (SWF_SWEEP_BATCH_, one object at a time
+         * while injection is on) and returns what is left of the last one: those objects count
+         * once as NOWAIT allocations and once as frees, beside the reserve's leftovers. */
+        uint64_t nowait_used = algo == SWF_BATCH_RESTART ? 0 : st->assigned - st->reserve_uses;
+        CHECK(nowait_ok >= nowait_used && nowait_ok - nowait_used <= SWF_SWEEP_BATCH_ &&
+                  nowait_ok - nowait_used + (wait - st->reserve_uses) == freed,
+              "the sweep's NOWAIT allocations: cache %" PRIu64 ", sweep %" PRIu64 " - %" PRIu64
+              ", %" PRIu64 " WAIT, %" PRIu64 " returned",
+              nowait_ok, st->assigned, st->reserve_uses, wait, freed);
+        /* One NOWAIT call per member while injection is on; otherwise a batch that comes back
+         * empty counts every entry it asked for as a failed call, and the sweep one member. */
+        CHECK(M.fs_on ? nowait_failed == st->nowait_failures
+                      : nowait_failed >= st->nowait_failures,
               "the sweep's NOWAIT failures: cache %" PRIu64 ", sweep %" PRIu64, nowait_failed,
               st->nowait_failures);
-        CHECK(wait - freed == st->reserve_uses,
-              "reserve: %" PRIu64 " WAIT allocations, %" PRIu64 " returned, %" PRIu64 " used", wait,
-              freed, st->reserve_uses);
+        CHECK(wait >= st->reserve_uses,
+              "reserve: %" PRIu64 " WAIT allocations, %" PRIu64 " used", wait, st->reserve_uses);
     }
     uint64_t calls = nowait_ok + nowait_failed, injected = 0;
     bool known = true;
