@@ -172,9 +172,11 @@ static bool fobj_ok(const void *obj, const void *owner)
     return o != NULL && o->canary == (OBJ_CANARY ^ (uint64_t)(uintptr_t)owner) && o->owner == owner;
 }
 
+/* The node is the harness's again: count it, and make it addable (registry.h). */
 static void on_release(struct swf_node *n)
 {
     ((struct fnode *)n)->released++;
+    swf_node_init(n);
 }
 
 /* A guard that counts its sections and checks that nothing inside one makes a WAIT allocation
