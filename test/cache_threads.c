@@ -1,7 +1,7 @@
 /*
  * test/cache_threads.c - thousands of threads on one cache at once.
  *
- * 10,000 threads (1,000 under a sanitizer: ThreadSanitizer caps live threads near 8,000 and is slow; 500
+ * 10,000 threads (1,000 under a sanitizer: ThreadSanitizer caps live threads near 8,000 and is slow; 200
  * under valgrind) are alive together, held at a barrier, then each allocates and frees NOWAIT in
  * rounds. Half made a blocking call first (swf_cache_grow(c, 0)) and so hold magazines of their
  * own: far more threads than the old fixed thread-state table had room for. The other half never
@@ -45,7 +45,7 @@ static void *worker(void *arg)
 
 int main(void)
 {
-    int threads = tap_under_valgrind() ? 500 : TAP_SANITIZED ? 1000 : 10000;
+    int threads = tap_under_valgrind() ? 200 : TAP_SANITIZED ? 1000 : 10000;
     struct swf_cache_config cfg = {.object_size = 64, .name = "threads"};
     tap_require(swf_cache_create(&cfg, &cache) == 0, "create");
     /* Every thread may hold two magazines' worth, plus what is in flight. */
