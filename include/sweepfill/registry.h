@@ -72,9 +72,16 @@
  * Signals: nothing here is async-signal-safe.
  *
  * Progress: read_lock/unlock, first/next and swf_node_object are lock-free (wait-free once the
- * thread's record exists). add and del take the writer mutex; add may wait for memory while
- * active. activate, deactivate, synchronize and destroy block. Nothing blocks inside a
- * read-side section: the activation sweep leaves its section every section_bound visits.
+ * thread's record exists); read_unlock makes one futex wake system call when a grace-period
+ * waiter sleeps (see below), and none otherwise. add and del take the writer mutex; add may wait
+ * for memory while active. activate, deactivate, synchronize and destroy block. Nothing blocks
+ * inside a read-side section: the activation sweep leaves its section every section_bound
+ * visits.
+ *
+ * Waiting for a grace period (synchronize, deactivate, destroy, and the cache's quiesce) spins
+ * through a few scans of the readers, then sleeps on a futex that section ends wake (with a
+ * timeout of 50 us doubling to 1 ms, so that readers outside sweepfill's guards cannot hold it
+ * asleep): the waiter does not take the CPU from the readers it waits for.
  *
  * Not offered, on purpose: a del that returns after the grace period (use the release callback
  * or swf_registry_synchronize), a lookup by key (the registry is a list, not an index), and

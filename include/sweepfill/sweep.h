@@ -61,7 +61,9 @@
  *
  * Progress: blocking overall (refills may wait for memory), but no blocking operation happens
  * inside a read-side section: the only calls made there are the list ops, init, the cache's
- * lock-free NOWAIT allocation and free, and the guard itself. init must not block either.
+ * lock-free NOWAIT allocation (in bulk: swf_cache_alloc_bulk, 32 objects at a time, one at a time
+ * while the cache has failure injection on) and free, and the guard itself. init must not block
+ * either. Objects the last batch did not use go back to the cache before the sweep returns.
  *
  * Not offered, on purpose: a sweep that frees objects (deactivation needs a grace period and
  * belongs to the registry, registry.h), and a "fill the first K" mode (that is BATCH_RESTART's
@@ -111,8 +113,11 @@ struct swf_guard {
 #define SWF_GUARD_BLOCKING_OK 1u
 
 /* Ready-made guards. The epoch guard uses ck_epoch_begin/end on rec (owned by the calling
- * thread); the rwlock guard takes the read lock; the none guard does nothing (single-threaded
- * lists). All set flags to 0. No-ops on NULL arguments. swf_guard_rwlock is declared when
+ * thread), with an acquire fence after ck_epoch_begin (the load barrier Concurrency Kit 0.7.1 and
+ * 0.7.2 lack on weakly ordered machines) and, after ck_epoch_end, a futex wake when a sweepfill
+ * grace-period waiter sleeps (one relaxed load otherwise); the rwlock guard takes the read lock;
+ * the none guard does nothing (single-threaded lists). All set flags to 0. No-ops on NULL
+ * arguments. swf_guard_rwlock is declared when
  * <pthread.h> provides read-write locks (POSIX.1-2001: under strict -std=c11, define
  * _POSIX_C_SOURCE=200112L or _GNU_SOURCE). */
 SWF_API void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec);
