@@ -72,11 +72,12 @@ proctype Activator()
 }
 
 /* swf_registry_add of member n. Allocating, initialising and publishing touch only n, which no
- * one can reach before the store to head, so they share the linking step. */
+ * one can reach before the store to head, so they share the linking step. With ADD_ENOMEM the
+ * allocation (NOWAIT, then WAIT) may fail: add returns ENOMEM and n is not linked. */
 proctype Adder(byte n)
 {
     byte o;
-    bool f;
+    bool f, fail;
 #ifdef BROKEN_FLAG_OUTSIDE
     f = flag_on; /* BROKEN: the flag is read before the writer mutex is taken */
     lock();
@@ -86,14 +87,54 @@ proctype Adder(byte n)
 #ifdef BROKEN_NO_FLAG_CHECK
     f = 0; /* BROKEN: add never looks at the flag */
 #endif
+#ifdef ADD_ENOMEM
+    if
+    :: skip
+    :: f -> fail = 1 /* object_for(): NOWAIT and WAIT both return NULL (the cache's limit) */
+    fi;
+#endif
+#ifdef BROKEN_ADD_LINK_BEFORE_PUBLISH
+    /* BROKEN: the store to the head becomes visible before the stores that published n's
+     * object (CK_LIST_INSERT_HEAD without its store fence; the same if the slot's store were
+     * relaxed and the list's a release: the pair needs a release between them) */
+    d_step { insert_head(n) };
+#endif
     d_step {
         if
-        :: f -> alloc(o); init_obj(o); publish_store(n, o); o = 0
+        :: f && !fail -> alloc(o); init_obj(o); publish_store(n, o); o = 0
         :: else
         fi;
-        insert_head(n);
+#ifndef BROKEN_ADD_LINK_BEFORE_PUBLISH
+#ifdef BROKEN_ADD_ENOMEM_LINKS
+        insert_head(n); /* BROKEN: links whether or not the allocation succeeded */
+#else
+        if
+        :: !fail -> insert_head(n)
+        :: else /* ENOMEM: n is not linked */
+        fi;
+#endif
+#endif
         f = 0;
+        fail = 0;
         unlock()
+    }
+}
+
+/* The invariant activate's 0 promises from then on: every member linked has an object (adds
+ * while active link only members that already have one; del's finalise empties a slot only
+ * after the member left the list). It is checked in every state reachable after activate
+ * returned 0, not only at the end. */
+#define FILLED(i) (i >= NM || mst[i] != M_LINKED || slot[i] != 0 || unlinking == i)
+#define ALL_FILLED (FILLED(0) && FILLED(1) && FILLED(2) && FILLED(3) && FILLED(4))
+
+proctype Monitor()
+{
+    bool active_filled;
+end:
+    atomic {
+        (act_err == 0 && !ALL_FILLED) ->
+        active_filled = 0;
+        assert(active_filled)
     }
 }
 
@@ -108,13 +149,14 @@ init {
     byte i;
     initial_list(NI, i);
     atomic {
+        run Monitor(); /* first: a process ends only after those started later (it never does) */
         run Activator();
         run Adder(NI);
         run Adder(NI + 1);
         run Deleter();
         run Reader()
     };
-    (_nr_pr == 1);
+    (_nr_pr == 2); /* all but the monitor have finished */
     conservation(i);
     if
     :: act_err == 0 -> all_on_list_filled(i)
