@@ -8,14 +8,19 @@
  *              NOWAIT failing at any call, so it leaves its section to refill with its cursor
  *              pinned; afterwards it finalises the members its last unpin orphaned.
  *   Adder x2   swf_registry_add of a new member: under the writer mutex, reads the flag and, if
- *              set, allocates, initialises and publishes the object before linking the member.
+ *              set, allocates, initialises and publishes the object before linking the member;
+ *              with ADD_ENOMEM the allocation may fail (ENOMEM, the member is not linked).
  *   Deleter    swf_registry_del of any linked member (chosen at the time), then the grace
  *              period, the callback (pending bit if pinned) and finalisation.
  *   Reader     one walk in a read-side section, reading every object it finds.
- * NI members are linked before activation starts.
+ *   Monitor    once activate has returned 0, checks in every state that every linked member
+ *              has an object.
+ * NI members are linked before activation starts. WEAK_PEEK lets the sweep's relaxed
+ * emptiness check read a stale NULL (common.pml).
  *
  * Properties (assertions; each is checked in every reachable state of every interleaving):
- *   - when the sweep returns 0, every linked member has an object (in Activator), and again
+ *   - when the sweep returns 0, every linked member has an object (in Activator), in every
+ *     state after that (Monitor: adds link only members that have one, ENOMEM included), and
  *     when everything has finished (init);
  *   - no object is published twice: no member gets a second object, no object goes in two
  *     members (publish_cas, publish_store);
@@ -30,6 +35,12 @@
  *   BROKEN_FLAG_OUTSIDE         add reads the flag before taking the writer mutex
  *   BROKEN_PUBLISH_BEFORE_INIT  the sweep's object is visible before init (no release order)
  *   BROKEN_NO_GRACE             del frees without waiting for a grace period
+ *   BROKEN_READER_RELAXED       the reader's slot load has no acquire (common.pml's Reader)
+ *   BROKEN_SWEEP_PLAIN_STORE    the sweep publishes with a plain release store after its
+ *                               relaxed check, not a CAS (caught only with WEAK_PEEK)
+ *   BROKEN_ADD_LINK_BEFORE_PUBLISH  add's link becomes visible before its publication (no
+ *                               store fence in CK_LIST_INSERT_HEAD)
+ *   BROKEN_ADD_ENOMEM_LINKS     add links the member although its allocation failed
  */
 #ifndef NI
 #define NI 2
@@ -44,7 +55,7 @@
 #define NM (NI + NA)
 #define NR 2
 #define ND 1
-/* Objects: one per member, a isset reserve, one in flight in an adder, and NULL. */
+/* Objects: one per member, a reserve, one in flight in an adder, and NULL. */
 #define NO (NM + R + 2)
 /* Each pass visits at most NM members and restarts only when a deletion took its cursor (at
  * most ND times); each refill gets at least one object and revisits one member, and at most NM

@@ -1,24 +1,28 @@
 /*
- * docs/model/common.pml - what the two sweepfill models share: the registry's CK_LIST with its
+ * docs/model/common.pml - what sweepfill's models share: the registry's CK_LIST with its
  * writer mutex, members with their slot, pins and pending bit, the object cache, ck_epoch
- * read-side sections and grace periods, the deleter, a reader, and the RESUME sweep with CAS
- * publication and bounded sections (include/sweepfill/sweep_inline.h).
- * docs/model/README.md maps every step here to the C it stands for.
+ * records with their read-side sections and grace periods, the deleter, a reader, and the
+ * RESUME sweep with CAS publication and bounded sections (include/sweepfill/sweep_inline.h).
+ * docs/design.md maps every step here to the C it stands for.
  *
  * Before including this file a model defines:
  *   NM   members (indices 0 .. NM-1, at most 5)    NO   objects + 1 (object 0 is NULL)
- *   NR   read-side section owners (0 is the sweep, 1 the reader if there is one)
+ *   NR   epoch records (0 the sweep's or deactivate's, 1 the reader's)
  *   R    the sweep's reserve                       K    the section bound (0 = unbounded)
  *   MAXV the most visits a sweep may make (the bounded-loop assertion)
- * and may define the BROKEN_* switches documented where they act.
+ * (the last three only if it runs sweep()), and may define REC_USED(i) (deactivate.pml),
+ * OWN_READER (to write its own Reader), WEAK_PEEK, and the BROKEN_* switches documented where
+ * they act.
  *
  * Granularity: each `d_step`/`atomic` below is one indivisible step. A step contains at most one
  * access that another process can tell apart from its neighbours (a load or store of the list,
  * a slot, a state, a pin count, a section flag); purely local work and accesses to things no one
  * else can reach yet (a member before it is linked, an object before it is published) are
  * merged into it. Where two shared accesses share a step the README says why that loses no
- * behaviour. Promela is sequentially consistent: a missing release is modelled as the
- * reordering it would allow (BROKEN_PUBLISH_BEFORE_INIT), not with a weak memory model.
+ * behaviour. Promela is sequentially consistent: a relaxed load that may read a stale value is
+ * modelled as a nondeterministic choice of the values it may read (WEAK_PEEK), and a missing
+ * release or acquire as the reordering it would allow (the BROKEN_* variants that name one),
+ * not with a general weak memory model.
  */
 
 #define NIL 255
@@ -459,7 +463,7 @@ proctype Reader()
 #endif
     d_step { enter(1); m = head };
     do
-    :: m == NIL -> break
+    :: d_step { m == NIL -> leave(1) }; break
     :: else ->
 #ifdef BROKEN_READER_RELAXED
         d_step {
@@ -485,8 +489,7 @@ proctype Reader()
             touch(m);
             m = nxt[m]
         }
-    od;
-    leave(1)
+    od
 }
 #endif
 

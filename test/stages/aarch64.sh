@@ -64,7 +64,9 @@ if [ ! -e "$sysroot/.complete" ]; then
   done
   pc=$sysroot/usr/lib/aarch64-linux-gnu/pkgconfig/ck.pc
   [ -f "$pc" ] || skip_all "libck-dev:arm64 has no ck.pc"
-  # ck.pc names /usr: point it at the sysroot (headers and libck.so for the target).
+  # ck.pc names /usr: point it at the sysroot (headers and libck.so for the target). The
+  # ${prefix} in single quotes is pkg-config's variable, written as it is.
+  # shellcheck disable=SC2016
   sed -i -e "s|^prefix=.*|prefix=$sysroot/usr|" -e 's|^includedir=.*|includedir=${prefix}/include|' \
     -e 's|^libdir=.*|libdir=${prefix}/lib/aarch64-linux-gnu|' "$pc"
   touch "$sysroot/.complete"
@@ -93,6 +95,7 @@ for a in $atomics; do
   dir=$work/build-$a
   opts=(--cross-file test/cross/aarch64-linux-gnu.ini --cross-file "$overlay"
     -Dbuildtype=debugoptimized -Ddebug_checks=true -Datomics="$a" -Dbench=disabled)
+  [ -e "$dir/meson-private/coredata.dat" ] || rm -rf "$dir" # a half-made build directory
   if [ -d "$dir" ]; then
     meson setup --reconfigure "$dir" "${opts[@]}" >"$work/setup-$a.log" 2>&1
   else
