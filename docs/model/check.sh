@@ -47,6 +47,12 @@ verify() {
   local dir="run-$n-${name// /_}"
   mkdir -p "$dir" && cp ./*.pml "$dir"/
   local cflags=(-O1 -w "-DMEMLIM=$memlim") pflags=(-m200000)
+  if [ "$expect" != pass ]; then
+    # A broken variant fails within a few hundred thousand states: a quicker compile and a
+    # smaller hash table (2^20 slots instead of 2^24) cost less than they lose.
+    cflags[0]=-O0
+    pflags+=(-w20)
+  fi
   if [ "$kind" = safety ]; then
     cflags+=(-DSAFETY -DNOCLAIM)
   else
@@ -153,8 +159,8 @@ verify "activation/sweep-plain-store-after-stale-check" activation.pml safety \
   'assertion violated \(slot\[m\]==0\)' -DWEAK_PEEK -DBROKEN_SWEEP_PLAIN_STORE
 verify "activation/add-links-before-publishing (no store fence)" activation.pml safety \
   'assertion violated \(slot\[n\]==0\)' -DBROKEN_ADD_LINK_BEFORE_PUBLISH
-verify "activation/add-links-on-ENOMEM" activation.pml safety 'assertion violated active_filled' \
-  -DADD_ENOMEM -DBROKEN_ADD_ENOMEM_LINKS
+verify "activation/add-links-on-ENOMEM" activation.pml safety \
+  'assertion violated (active_filled|\(slot\[i\]!=0\))' -DADD_ENOMEM -DBROKEN_ADD_ENOMEM_LINKS
 verify "cursor/no-linked-check" cursor.pml safety "$uaf" -DBROKEN_NO_LINKED_CHECK
 verify "cursor/reclaim-ignores-pin" cursor.pml safety "$uaf" -DBROKEN_NO_UNPIN_WAIT
 verify "cursor/yield-restarts-from-head (termination, LTL)" cursor.pml liveness \
