@@ -20,8 +20,9 @@
  * ceil(50000/32) - 1 = 1562 times (1563 passes) without error; RESUME does the same job in one
  * pass of at most N + refills visits.
  *
- * Under valgrind (SWF_UNDER_VALGRIND set) the 50,000-member cases are left out: the restarting
- * algorithms are quadratic there by design, and valgrind is 50 times slower.
+ * Under valgrind (SWF_UNDER_VALGRIND set) or qemu (SWF_UNDER_QEMU) the 50,000-member cases are
+ * left out: the restarting algorithms are quadratic there by design, and valgrind and qemu are
+ * 10 to 50 times slower.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -242,13 +243,13 @@ static void seed_check(void)
 
 int main(void)
 {
-    bool valgrind = tap_under_valgrind();
+    const char *slow = tap_under_valgrind() ? "valgrind" : tap_under_qemu() ? "qemu" : NULL;
     static const unsigned int fails[] = {0, 1, 10, 50, 100};
     static const size_t sizes[] = {0, 1, 33, 1000, 50000};
     for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-        if (valgrind && sizes[s] > 1000) {
-            skip("N=%zu under valgrind (quadratic baselines; the plain and ASan builds run it)",
-                 sizes[s]);
+        if (slow != NULL && sizes[s] > 1000) {
+            skip("N=%zu under %s (quadratic baselines; the plain and ASan builds run it)", sizes[s],
+                 slow);
             continue;
         }
         for (size_t a = 0; a < 3; a++)
@@ -261,12 +262,12 @@ int main(void)
     for (size_t a = 0; a < 3; a++)
         for (size_t k = 0; k < sizeof(limits) / sizeof(limits[0]); k++)
             limit_case(algos[a], limit_fails[k % 3], 1000, limits[k]);
-    if (!valgrind) {
+    if (slow == NULL) {
         for (size_t a = 0; a < 3; a++)
             limit_case(algos[a], 50, 50000, 25000);
         seed_check();
     } else {
-        skip("the 50,000-member limit cases and the seed's check under valgrind");
+        skip("the 50,000-member limit cases and the seed's check under %s", slow);
     }
     return tap_done();
 }

@@ -27,7 +27,7 @@
 #include "tap.h"
 #include "tsan.h"
 
-/* Members linked at the start: 20,000, or 5,000 under sanitizers and valgrind (set in main). */
+/* Members linked at the start: 20,000, or 5,000 under sanitizers, valgrind and qemu (main). */
 static size_t initial_members;
 #define INITIAL_MEMBERS initial_members
 enum { READERS = 2, ROUNDS = 9, RESERVE = 8, BOUND = 64 };
@@ -258,7 +258,7 @@ static size_t count_missing(ck_epoch_record_t *rec, uint64_t since, size_t *chec
 
 int main(void)
 {
-    initial_members = TAP_SANITIZED || tap_under_valgrind() ? 5000 : 20000;
+    initial_members = TAP_SANITIZED || tap_under_valgrind() || tap_under_qemu() ? 5000 : 20000;
     ck_epoch_init(&epoch);
     struct swf_cache_config ccfg = {.object_size = sizeof(struct payload), .name = "concurrent"};
     tap_require(swf_cache_create(&ccfg, &cache) == 0, "cache");

@@ -105,12 +105,27 @@ static inline int tap_done(void)
 #define TAP_SANITIZED 0
 #endif
 
+/* True when the environment variable `name` is set to something other than "" or "0". */
+static inline bool tap_env_flag(const char *name)
+{
+    const char *e = getenv(name);
+    return e != NULL && e[0] != '\0' && e[0] != '0';
+}
+
 /* True when the test runs under valgrind: `meson test --setup valgrind` (test/meson.build) sets
  * SWF_UNDER_VALGRIND=1. Tests that fork into seccomp skip then; heavy ones shrink. */
 static inline bool tap_under_valgrind(void)
 {
-    const char *e = getenv("SWF_UNDER_VALGRIND");
-    return e != NULL && e[0] != '\0' && e[0] != '0';
+    return tap_env_flag("SWF_UNDER_VALGRIND");
+}
+
+/* True when the test runs under qemu user-mode emulation: test/stages/aarch64.sh sets
+ * SWF_UNDER_QEMU=1. qemu-user makes its own system calls (so seccomp strict mode would kill it,
+ * not the code under test), does not apply RLIMIT_AS to the guest, and runs 10-50 times slower:
+ * tests that depend on the first two skip, and heavy ones shrink as they do under valgrind. */
+static inline bool tap_under_qemu(void)
+{
+    return tap_env_flag("SWF_UNDER_QEMU");
 }
 
 #endif /* SWF_TEST_TAP_H */

@@ -8,14 +8,19 @@
  *              NOWAIT failing at any call, so it leaves its section to refill with its cursor
  *              pinned; afterwards it finalises the members its last unpin orphaned.
  *   Adder x2   swf_registry_add of a new member: under the writer mutex, reads the flag and, if
- *              set, allocates, initialises and publishes the object before linking the member.
+ *              set, allocates, initialises and publishes the object before linking the member;
+ *              with ADD_ENOMEM the allocation may fail (ENOMEM, the member is not linked).
  *   Deleter    swf_registry_del of any linked member (chosen at the time), then the grace
  *              period, the callback (pending bit if pinned) and finalisation.
  *   Reader     one walk in a read-side section, reading every object it finds.
- * NI members are linked before activation starts.
+ *   Monitor    once activate has returned 0, checks in every state that every linked member
+ *              has an object.
+ * NI members are linked before activation starts. WEAK_PEEK lets the sweep's relaxed
+ * emptiness check read a stale NULL (common.pml).
  *
  * Properties (assertions; each is checked in every reachable state of every interleaving):
- *   - when the sweep returns 0, every linked member has an object (in Activator), and again
+ *   - when the sweep returns 0, every linked member has an object (in Activator), in every
+ *     state after that (Monitor: adds link only members that have one, ENOMEM included), and
  *     when everything has finished (init);
  *   - no object is published twice: no member gets a second object, no object goes in two
  *     members (publish_cas, publish_store);
@@ -30,6 +35,12 @@
  *   BROKEN_FLAG_OUTSIDE         add reads the flag before taking the writer mutex
  *   BROKEN_PUBLISH_BEFORE_INIT  the sweep's object is visible before init (no release order)
  *   BROKEN_NO_GRACE             del frees without waiting for a grace period
+ *   BROKEN_READER_RELAXED       the reader's slot load has no acquire (common.pml's Reader)
+ *   BROKEN_SWEEP_PLAIN_STORE    the sweep publishes with a plain release store after its
+ *                               relaxed check, not a CAS (caught only with WEAK_PEEK)
+ *   BROKEN_ADD_LINK_BEFORE_PUBLISH  add's link becomes visible before its publication (no
+ *                               store fence in CK_LIST_INSERT_HEAD)
+ *   BROKEN_ADD_ENOMEM_LINKS     add links the member although its allocation failed
  */
 #ifndef NI
 #define NI 2
@@ -44,7 +55,7 @@
 #define NM (NI + NA)
 #define NR 2
 #define ND 1
-/* Objects: one per member, a isset reserve, one in flight in an adder, and NULL. */
+/* Objects: one per member, a reserve, one in flight in an adder, and NULL. */
 #define NO (NM + R + 2)
 /* Each pass visits at most NM members and restarts only when a deletion took its cursor (at
  * most ND times); each refill gets at least one object and revisits one member, and at most NM
@@ -72,11 +83,12 @@ proctype Activator()
 }
 
 /* swf_registry_add of member n. Allocating, initialising and publishing touch only n, which no
- * one can reach before the store to head, so they share the linking step. */
+ * one can reach before the store to head, so they share the linking step. With ADD_ENOMEM the
+ * allocation (NOWAIT, then WAIT) may fail: add returns ENOMEM and n is not linked. */
 proctype Adder(byte n)
 {
     byte o;
-    bool f;
+    bool f, fail;
 #ifdef BROKEN_FLAG_OUTSIDE
     f = flag_on; /* BROKEN: the flag is read before the writer mutex is taken */
     lock();
@@ -86,14 +98,54 @@ proctype Adder(byte n)
 #ifdef BROKEN_NO_FLAG_CHECK
     f = 0; /* BROKEN: add never looks at the flag */
 #endif
+#ifdef ADD_ENOMEM
+    if
+    :: skip
+    :: f -> fail = 1 /* object_for(): NOWAIT and WAIT both return NULL (the cache's limit) */
+    fi;
+#endif
+#ifdef BROKEN_ADD_LINK_BEFORE_PUBLISH
+    /* BROKEN: the store to the head becomes visible before the stores that published n's
+     * object (CK_LIST_INSERT_HEAD without its store fence; the same if the slot's store were
+     * relaxed and the list's a release: the pair needs a release between them) */
+    d_step { insert_head(n) };
+#endif
     d_step {
         if
-        :: f -> alloc(o); init_obj(o); publish_store(n, o); o = 0
+        :: f && !fail -> alloc(o); init_obj(o); publish_store(n, o); o = 0
         :: else
         fi;
-        insert_head(n);
+#ifndef BROKEN_ADD_LINK_BEFORE_PUBLISH
+#ifdef BROKEN_ADD_ENOMEM_LINKS
+        insert_head(n); /* BROKEN: links whether or not the allocation succeeded */
+#else
+        if
+        :: !fail -> insert_head(n)
+        :: else /* ENOMEM: n is not linked */
+        fi;
+#endif
+#endif
         f = 0;
+        fail = 0;
         unlock()
+    }
+}
+
+/* The invariant activate's 0 promises from then on: every member linked has an object (adds
+ * while active link only members that already have one; del's finalise empties a slot only
+ * after the member left the list). It is checked in every state reachable after activate
+ * returned 0, not only at the end. */
+#define FILLED(i) (i >= NM || mst[i] != M_LINKED || slot[i] != 0 || unlinking == i)
+#define ALL_FILLED (FILLED(0) && FILLED(1) && FILLED(2) && FILLED(3) && FILLED(4))
+
+proctype Monitor()
+{
+    bool active_filled;
+end:
+    atomic {
+        (act_err == 0 && !ALL_FILLED) ->
+        active_filled = 0;
+        assert(active_filled)
     }
 }
 
@@ -108,13 +160,14 @@ init {
     byte i;
     initial_list(NI, i);
     atomic {
+        run Monitor(); /* first: a process ends only after those started later (it never does) */
         run Activator();
         run Adder(NI);
         run Adder(NI + 1);
         run Deleter();
         run Reader()
     };
-    (_nr_pr == 1);
+    (_nr_pr == 2); /* all but the monitor have finished */
     conservation(i);
     if
     :: act_err == 0 -> all_on_list_filled(i)

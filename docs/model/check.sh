@@ -7,8 +7,9 @@
 # finish with "errors: 0", a complete search and no memory-limit stop; each deliberately broken
 # variant must end in the error named for it, which shows the model can catch that bug.
 # Safety runs (-DSAFETY) check every assertion and invalid end states (deadlock); liveness runs
-# check the LTL property `term` (<> sweep_done) for acceptance cycles. docs/model/README.md
-# explains the models, the properties and the figures.
+# check the LTL property `term` (<> sweep_done, or <> deact_done) for acceptance cycles. Each
+# search may use SWF_MODEL_MEMLIM_MB of memory (4096 by default; the largest needs about 2.3 GB).
+# docs/model/README.md explains the models, the properties and the figures.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=${1:-$(mktemp -d)}
@@ -25,7 +26,7 @@ done
 
 n=0
 failed=0
-memlim=${SWF_MODEL_MEMLIM_MB:-6144}
+memlim=${SWF_MODEL_MEMLIM_MB:-4096}
 
 point() { # pass(0/1), text
   n=$((n + 1))
@@ -46,6 +47,12 @@ verify() {
   local dir="run-$n-${name// /_}"
   mkdir -p "$dir" && cp ./*.pml "$dir"/
   local cflags=(-O1 -w "-DMEMLIM=$memlim") pflags=(-m200000)
+  if [ "$expect" != pass ]; then
+    # A broken variant fails within a few hundred thousand states: a quicker compile and a
+    # smaller hash table (2^20 slots instead of 2^24) cost less than they lose.
+    cflags[0]=-O0
+    pflags+=(-w20)
+  fi
   if [ "$kind" = safety ]; then
     cflags+=(-DSAFETY -DNOCLAIM)
   else
@@ -61,7 +68,9 @@ verify() {
     sed 's/^/# /' "$dir/gcc.log" | head -20
     return
   fi
+  local t0=$SECONDS
   (cd "$dir" && ./pan "${pflags[@]}" >pan.log 2>&1)
+  local secs=$((SECONDS - t0))
   local log="$dir/pan.log"
   local states depth mem errors report
   states=$(sed -nE 's/^ *([0-9.e+]+) states, stored.*/\1/p' "$log" | head -1)
@@ -69,7 +78,7 @@ verify() {
   mem=$(sed -nE 's/^ *([0-9.]+)[[:space:]]+total actual memory usage.*/\1/p' "$log" | head -1)
   errors=$(sed -nE 's/.*errors: ([0-9]+).*/\1/p' "$log" | head -1)
   report=$(grep -m1 -E '^pan:[0-9]+: ' "$log" | sed -E 's/^pan:[0-9]+: //; s/ \(at depth [0-9]+\)//')
-  local figures="${states:-?} states, depth ${depth:-?}, ${mem:-?} MB"
+  local figures="${states:-?} states, depth ${depth:-?}, ${mem:-?} MB, ${secs} s"
   if [ "$expect" = pass ]; then
     if [ "${errors:-x}" = 0 ] && ! grep -qE 'Search not completed|reached -DMEMLIM|max search depth too small' "$log"; then
       point 0 "$name: $figures, no errors"
@@ -88,18 +97,24 @@ verify() {
 
 safety="completeness, single publication, no use after free, conservation, visit bound, no deadlock"
 
-# The activation protocol: 2 members linked before activate + 2 adders, 1 deletion, 1 reader.
-verify "activation [$safety] 4 members R=1 K=1" activation.pml safety pass -DNI=2 -DR=1 -DK=1
-verify "activation [$safety] 4 members R=2 K=1" activation.pml safety pass -DNI=2 -DR=2 -DK=1
-verify "activation [$safety] 4 members R=1 K=2" activation.pml safety pass -DNI=2 -DR=1 -DK=2
+# The activation protocol: 2 members linked before activate + 2 adders, 1 deletion, 1 reader;
+# a monitor checks in every state after activate returned 0 that every linked member has an
+# object. WAIT_FAILS: the sweep's refills may get nothing. WEAK_PEEK: the sweep's relaxed
+# emptiness check may read a stale NULL. ADD_ENOMEM: add's allocation may fail. Each of these
+# adds a choice, so a run with one explores every behaviour of the same run without it as well:
+# the plain R=1 K=1, R=2 K=1 and R=1 K=2 runs are contained in these three.
 verify "activation [$safety, WAIT may fail: ENOMEM consistent] 4 members R=1 K=1" \
   activation.pml safety pass -DNI=2 -DR=1 -DK=1 -DWAIT_FAILS
+verify "activation [$safety, stale emptiness check] 4 members R=2 K=1" activation.pml safety pass \
+  -DNI=2 -DR=2 -DK=1 -DWEAK_PEEK
+verify "activation [$safety, add may fail: ENOMEM links nothing] 4 members R=1 K=2" \
+  activation.pml safety pass -DNI=2 -DR=1 -DK=2 -DADD_ENOMEM
 verify "activation [termination: LTL <> sweep_done, no acceptance cycle] 4 members R=1 K=1" \
   activation.pml liveness pass -DNI=2 -DR=1 -DK=1 -DNO_VISIT_BOUND
 
 # The resumable cursor: members linked before the sweep + adders, 2 deletions (cursor included).
+# (3+1 added R=1 K=1 is contained in its WAIT_FAILS run below.)
 verify "cursor [$safety] 4 members R=1 K=1" cursor.pml safety pass -DNI=4 -DNA=0 -DR=1 -DK=1
-verify "cursor [$safety] 3+1 added R=1 K=1" cursor.pml safety pass -DNI=3 -DNA=1 -DR=1 -DK=1
 verify "cursor [$safety] 3+1 added R=2 K=1" cursor.pml safety pass -DNI=3 -DNA=1 -DR=2 -DK=1
 verify "cursor [$safety] 3+1 added R=1 K=2" cursor.pml safety pass -DNI=3 -DNA=1 -DR=1 -DK=2
 verify "cursor [$safety] 4+1 added R=1 K=1" cursor.pml safety pass -DNI=4 -DNA=1 -DR=1 -DK=1
@@ -108,6 +123,27 @@ verify "cursor [$safety, WAIT may fail: ENOMEM consistent] 3+1 added R=1 K=1" \
 verify "cursor [termination: LTL <> sweep_done, no acceptance cycle] 3+1 added R=1 K=1" \
   cursor.pml liveness pass -DNI=3 -DNA=1 -DR=1 -DK=1 -DNO_VISIT_BOUND
 
+# Deactivation racing adds, a del and a reader, from an active registry whose members all have
+# objects: K visits per section, B objects per retired batch. REC_FAILS: its reader record may
+# not be allocated (ENOMEM, then the caller retries); RETIRE_FAILS: a deferred free may find no
+# magazine (synchronous grace period, ENOMEM); RECORDS: epoch records evicted and recycled.
+dsafety="each object freed once, readers safe until they leave, no use after free, active => filled, returned inactive => empty, no leak, visit bound, no deadlock"
+verify "deactivate [$dsafety, record may fail: ENOMEM leaves it active] 2+2 added K=1 B=2" \
+  deactivate.pml safety pass -DNI=2 -DNA=2 -DK=1 -DB=2 -DREC_FAILS
+verify "deactivate [$dsafety] 3+1 added K=2 B=1" deactivate.pml safety pass -DNI=3 -DNA=1 -DK=2 -DB=1
+verify "deactivate [$dsafety, record and deferral may fail: ENOMEM consistent] 2+1 added K=1 B=2" \
+  deactivate.pml safety pass -DNI=2 -DNA=1 -DK=1 -DB=2 -DREC_FAILS -DRETIRE_FAILS
+verify "deactivate [$dsafety, records evicted and recycled] 2+2 added K=1 B=2" deactivate.pml \
+  safety pass -DNI=2 -DNA=2 -DK=1 -DB=2 -DRECORDS
+verify "deactivate [termination: LTL <> deact_done, no acceptance cycle] 2+1 added K=1 B=2" \
+  deactivate.pml liveness pass -DNI=2 -DNA=1 -DK=1 -DB=2
+
+# del's finalisation and the release/re-add contract: 2 rounds of del (with a release callback
+# or NULL) and a retried add of the same node, a reader, add's allocation failing.
+rsafety="release never on a linked node, active => filled, no use after free, no leak, no deadlock"
+verify "release [$rsafety] 2 rounds" release.pml safety pass -DNC=2 -DADD_ENOMEM
+verify "release [$rsafety] 3 rounds" release.pml safety pass -DNC=3 -DADD_ENOMEM
+
 # Broken variants: each must fail, with the error that names its bug.
 uaf='assertion violated \(mst\[m\]!=3\)'
 verify "activation/add-ignores-flag" activation.pml safety 'assertion violated \(slot\[i\]!=0\)' \
@@ -115,14 +151,40 @@ verify "activation/add-ignores-flag" activation.pml safety 'assertion violated \
 verify "activation/flag-read-outside-mutex" activation.pml safety \
   'assertion violated \(slot\[i\]!=0\)' -DBROKEN_FLAG_OUTSIDE
 verify "activation/publish-before-init (no release)" activation.pml safety \
-  'assertion violated \(ost\[o\]==2\)' -DBROKEN_PUBLISH_BEFORE_INIT
+  'assertion violated \(ost\[o\]==2\)' -DNI=1 -DBROKEN_PUBLISH_BEFORE_INIT
 verify "activation/del-without-grace-period" activation.pml safety "$uaf" -DBROKEN_NO_GRACE
+verify "activation/reader-load-without-acquire" activation.pml safety \
+  'assertion violated \(snap\[o\]==2\)' -DNI=1 -DBROKEN_READER_RELAXED
+verify "activation/sweep-plain-store-after-stale-check" activation.pml safety \
+  'assertion violated \(slot\[m\]==0\)' -DWEAK_PEEK -DBROKEN_SWEEP_PLAIN_STORE
+verify "activation/add-links-before-publishing (no store fence)" activation.pml safety \
+  'assertion violated \(slot\[n\]==0\)' -DBROKEN_ADD_LINK_BEFORE_PUBLISH
+verify "activation/add-links-on-ENOMEM" activation.pml safety \
+  'assertion violated (active_filled|\(slot\[i\]!=0\))' -DADD_ENOMEM -DBROKEN_ADD_ENOMEM_LINKS
 verify "cursor/no-linked-check" cursor.pml safety "$uaf" -DBROKEN_NO_LINKED_CHECK
 verify "cursor/reclaim-ignores-pin" cursor.pml safety "$uaf" -DBROKEN_NO_UNPIN_WAIT
 verify "cursor/yield-restarts-from-head (termination, LTL)" cursor.pml liveness \
   'acceptance cycle' -DBROKEN_YIELD_RESTARTS -DNO_VISIT_BOUND
 verify "cursor/yield-restarts-from-head (termination, visit bound)" cursor.pml safety \
   'assertion violated \(visits<=' -DBROKEN_YIELD_RESTARTS
+verify "deactivate/flag-cleared-before-record (ENOMEM leaves it inactive)" deactivate.pml safety \
+  'assertion violated inactive_empty' -DREC_FAILS -DBROKEN_CLEAR_THEN_FAIL
+verify "deactivate/flag-cleared-after-walk (active, emptied)" deactivate.pml safety \
+  'assertion violated active_filled' -DBROKEN_FLAG_AFTER_WALK
+verify "deactivate/flag-cleared-after-walk (an add publishes after it)" deactivate.pml safety \
+  'assertion violated inactive_empty' -DBROKEN_FLAG_AFTER_WALK -DMONITOR_INACTIVE_ONLY
+verify "deactivate/retire-without-grace-period" deactivate.pml safety 'assertion violated valid' \
+  -DBROKEN_RETIRE_NO_GRACE
+verify "deactivate/retire-without-taking" deactivate.pml safety \
+  'assertion violated \(owner\[o\]==255\)' -DBROKEN_DEACT_NO_TAKE
+verify "deactivate/eviction-ignores-held" deactivate.pml safety "$uaf" -DRECORDS \
+  -DBROKEN_EVICT_IGNORES_HELD
+verify "release/old-contract (UNLINKED before release)" release.pml safety \
+  'assertion violated \(mst\[m\]!=1\)' -DBROKEN_RELEASE_OLD
+verify "release/state-store-overtakes-take (no release)" release.pml safety \
+  'assertion violated \(slot\[0\]==0\)' -DBROKEN_FINALISE_STATE_EARLY
+verify "release/add-links-on-ENOMEM" release.pml safety 'assertion violated active_filled' \
+  -DADD_ENOMEM -DBROKEN_ADD_ENOMEM_LINKS
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -1,24 +1,28 @@
 /*
- * docs/model/common.pml - what the two sweepfill models share: the registry's CK_LIST with its
+ * docs/model/common.pml - what sweepfill's models share: the registry's CK_LIST with its
  * writer mutex, members with their slot, pins and pending bit, the object cache, ck_epoch
- * read-side sections and grace periods, the deleter, a reader, and the RESUME sweep with CAS
- * publication and bounded sections (include/sweepfill/sweep_inline.h).
- * docs/model/README.md maps every step here to the C it stands for.
+ * records with their read-side sections and grace periods, the deleter, a reader, and the
+ * RESUME sweep with CAS publication and bounded sections (include/sweepfill/sweep_inline.h).
+ * docs/design.md maps every step here to the C it stands for.
  *
  * Before including this file a model defines:
  *   NM   members (indices 0 .. NM-1, at most 5)    NO   objects + 1 (object 0 is NULL)
- *   NR   read-side section owners (0 is the sweep, 1 the reader if there is one)
+ *   NR   epoch records (0 the sweep's or deactivate's, 1 the reader's)
  *   R    the sweep's reserve                       K    the section bound (0 = unbounded)
  *   MAXV the most visits a sweep may make (the bounded-loop assertion)
- * and may define the BROKEN_* switches documented where they act.
+ * (the last three only if it runs sweep()), and may define REC_USED(i) (deactivate.pml),
+ * OWN_READER (to write its own Reader), WEAK_PEEK, and the BROKEN_* switches documented where
+ * they act.
  *
  * Granularity: each `d_step`/`atomic` below is one indivisible step. A step contains at most one
  * access that another process can tell apart from its neighbours (a load or store of the list,
  * a slot, a state, a pin count, a section flag); purely local work and accesses to things no one
  * else can reach yet (a member before it is linked, an object before it is published) are
  * merged into it. Where two shared accesses share a step the README says why that loses no
- * behaviour. Promela is sequentially consistent: a missing release is modelled as the
- * reordering it would allow (BROKEN_PUBLISH_BEFORE_INIT), not with a weak memory model.
+ * behaviour. Promela is sequentially consistent: a relaxed load that may read a stale value is
+ * modelled as a nondeterministic choice of the values it may read (WEAK_PEEK), and a missing
+ * release or acquire as the reordering it would allow (the BROKEN_* variants that name one),
+ * not with a general weak memory model.
  */
 
 #define NIL 255
@@ -48,9 +52,13 @@ bool orphan[NM];     /* pushed on the registry's orphan stack by the last unpin 
 byte ost[NO];        /* object state */
 byte owner[NO];      /* the member whose slot holds the object, or NIL */
 byte nfree = NO - 1; /* objects free in the cache */
-bool insec[NR];      /* section owner i is inside a read-side section */
-bool waitfor[NR];    /* the grace period in progress still waits for owner i's section */
+byte insec[NR];      /* sections record i is inside (ck_epoch_record.active; more than 1 only
+                        when two threads share a record, deactivate.pml's broken records) */
+bool waitfor[2 * NR]; /* grace period g (0: del's, 1: deactivate's) still waits for record i:
+                         waitfor[g * NR + i] */
 bool sweep_done = 0; /* the sweep returned (for the termination property) */
+byte unlinking = NIL; /* the member a del has taken off the list and not yet marked deleted:
+                         LINKED in mst[] but no longer on the list (for the monitors) */
 
 inline lock()
 {
@@ -63,31 +71,46 @@ inline unlock()
     mutex = 0
 }
 
-/* ck_epoch_begin / ck_epoch_end. Leaving is a quiescent state for any grace period waiting. */
+/* REC_USED(i): record i is registered, so grace periods look at it (ck_epoch_scan skips a
+ * record that ck_epoch_unregister has marked free). Only deactivate.pml's RECORDS runs
+ * unregister records; elsewhere every record is registered throughout. */
+#ifndef REC_USED
+#define REC_USED(i) (true)
+#endif
+
+/* ck_epoch_begin / ck_epoch_end on record p (sections nest: active counts them). When the last
+ * one ends the record is quiescent for every grace period waiting. */
 inline enter(p)
 {
-    insec[p] = 1
+    insec[p]++
 }
 
 inline leave(p)
 {
-    insec[p] = 0; waitfor[p] = 0
+    assert(insec[p] > 0);
+    insec[p]--;
+    if
+    :: insec[p] == 0 -> waitfor[p] = 0; waitfor[NR + p] = 0
+    :: else
+    fi
 }
 
-/* A grace period (the ck_epoch_poll or barrier that runs a del's callback): every section that
- * was in progress when it began has ended. Sections begun later are not waited for. */
-inline grace(gi)
+/* Grace period g (the ck_epoch_poll or barrier that runs a del's callback, g = 0, or the
+ * barrier and synchronize that free deactivate's objects, g = 1): every section in progress on
+ * a registered record when it began has ended, or its record was unregistered. Sections begun
+ * later are not waited for. */
+inline grace(g, gi)
 {
     d_step {
         gi = 0;
         do
-        :: gi < NR -> waitfor[gi] = insec[gi]; gi++
+        :: gi < NR -> waitfor[g * NR + gi] = (insec[gi] > 0 && REC_USED(gi)); gi++
         :: else -> break
         od;
         gi = 0
     };
     do
-    :: gi < NR -> (waitfor[gi] == 0); gi++
+    :: gi < NR -> (waitfor[g * NR + gi] == 0 || !REC_USED(gi)); gi++
     :: else -> break
     od;
     gi = 0 /* (a plain statement: a loop's exit may not jump into a d_step) */
@@ -239,15 +262,15 @@ inline del(m, o, p, rdy, gi)
         :: else -> m = NIL
         fi;
         if
-        :: m != NIL -> list_remove(m, p)
+        :: m != NIL -> list_remove(m, p); unlinking = m
         :: else -> unlock()
         fi
     };
     if
     :: m != NIL ->
-        d_step { mst[m] = M_DELETED; unlock() };
+        d_step { mst[m] = M_DELETED; unlinking = NIL; unlock() };
 #ifndef BROKEN_NO_GRACE
-        grace(gi);
+        grace(0, gi);
 #endif
         d_step {
             grace_over(m, rdy);
@@ -343,8 +366,18 @@ inline sweep()
 #endif
             secv++;
             touch(m);
-            isset = (slot[m] != 0) /* swf_slot_peek */
+            isset = (slot[m] != 0) /* swf_slot_peek: a relaxed load */
         };
+#ifdef WEAK_PEEK
+        /* The relaxed emptiness check may read a stale NULL: nothing orders an add's release
+         * store to the slot before this load (the walk reached m through CK_LIST's plain
+         * loads). It never reads a non-NULL that is not there: a slot a sweep may find set was
+         * set by an add, once, and only finalise (after m left the list) empties it. */
+        if
+        :: skip
+        :: isset -> isset = 0
+        fi;
+#endif
         if
         :: isset -> isset = 0; advance()
         :: else ->
@@ -371,10 +404,17 @@ inline sweep()
 #else
                 d_step {
                     init_obj(o);
+#ifdef BROKEN_SWEEP_PLAIN_STORE
+                    /* BROKEN: a plain release store after the relaxed emptiness check, not a
+                     * CAS from NULL (safe only if the check could not read a stale NULL) */
+                    touch(m); publish_store(m, o); won = 1;
+#else
                     touch(m); publish_cas(m, o, won);
 #endif
+#endif
                     if
-                    :: !won && fromres -> res[nres] = o; nres++; o = 0
+                    :: !won && fromres -> ost[o] = O_ALLOC; res[nres] = o; nres++; o = 0
+                       /* (back in the reserve; init runs again when it is used) */
                     :: !won && !fromres -> free_obj(o)
                     :: else -> o = 0
                     fi;
@@ -410,18 +450,37 @@ inline sweep()
     }
 }
 
-/* A reader: one walk inside a section, loading every slot and reading the object it finds. */
+/* A reader: one walk inside a section, loading every slot and reading the object it finds.
+ * BROKEN_READER_RELAXED: the slot is loaded without acquire ordering, so the reader's reads of
+ * the object may be satisfied before the load of the slot: modelled as a snapshot of every
+ * object's state taken in the step before the load, which the reader then reads from. */
+#ifndef OWN_READER
 proctype Reader()
 {
     byte m, o;
+#ifdef BROKEN_READER_RELAXED
+    byte snap[NO], i;
+#endif
     d_step { enter(1); m = head };
     do
-    :: m == NIL -> break
+    :: d_step { m == NIL -> leave(1) }; break
     :: else ->
+#ifdef BROKEN_READER_RELAXED
+        d_step {
+            i = 0;
+            do
+            :: i < NO -> snap[i] = ost[i]; i++
+            :: else -> i = 0; break
+            od
+        };
+#endif
         d_step { touch(m); o = slot[m] }; /* swf_node_object: the acquire load */
         d_step {
             if
             :: o != 0 ->
+#ifdef BROKEN_READER_RELAXED
+                assert(snap[o] == O_INIT); /* BROKEN: what the early reads saw */
+#endif
                 assert(ost[o] == O_INIT); /* initialised, and not freed */
                 assert(owner[o] == m);    /* not freed and handed to another member */
                 o = 0
@@ -430,9 +489,9 @@ proctype Reader()
             touch(m);
             m = nxt[m]
         }
-    od;
-    leave(1)
+    od
 }
+#endif
 
 /* At the end: every object alive is published in exactly one member whose memory is still
  * live (nothing leaked), and every deleted member was finalised and unpinned. */
