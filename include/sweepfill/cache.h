@@ -229,7 +229,9 @@ SWF_API int swf_failslab_parse(const char *spec, struct swf_failslab *out, char 
                                size_t name_len, char *err, size_t err_len);
 
 /* Fill *out with a snapshot of c's counters. Lock-free. Returns 0; EINVAL if c or out is NULL. */
+SWF_CXX_SHADOW_OFF_
 SWF_API int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
+SWF_CXX_SHADOW_ON_
 
 #ifdef __cplusplus
 }
