@@ -41,6 +41,14 @@ exported=$(echo "$symbols" | grep -v '^swf_' || true)
 [ -n "$symbols" ] && [ -z "$exported" ]
 ok $? "the shared library exports only swf_ symbols ($(echo "$symbols" | wc -l) of them)${exported:+; also: $exported}"
 
+# README's custom-prefix recipe: an rpath, so that no LD_LIBRARY_PATH is needed.
+# shellcheck disable=SC2086
+cc -std=c11 -o "$tmp/consumer-rpath" "$src/test/consumer/consumer.c" $flags \
+  -Wl,-rpath,"$libdir" >"$tmp/cc-rpath.log" 2>&1
+found=$(ldd "$tmp/consumer-rpath" 2>/dev/null | sed -n 's/^[[:space:]]*libsweepfill\.so\.0 => \([^ ]*\).*/\1/p')
+[ "$found" = "$libdir/libsweepfill.so.0" ] && "$tmp/consumer-rpath" >/dev/null 2>&1
+ok $? "linked with -Wl,-rpath,\$(pkg-config --variable=libdir sweepfill), it finds the library without LD_LIBRARY_PATH (${found#$tmp/root})"
+
 # README's static recipe: -Bstatic around pkg-config's libraries (pkg-config --static alone
 # still lets the linker take libsweepfill.so).
 # shellcheck disable=SC2046
@@ -65,22 +73,34 @@ r=$?
 ok $r "the plain-cc shadow_stack runs against the installed library ($(tail -n 1 "$tmp/shadow.log" | sed 's/.*: //'))"
 [ $r = 0 ] || show "$tmp/shadow.log"
 
-# A parent Meson project, three ways.
-mkdir -p "$tmp/parent/subprojects"
-cp "$src/test/subproject/meson.build" "$src/test/subproject/meson_options.txt" \
-  "$src/test/subproject/parent.c" "$tmp/parent/"
+# A parent Meson project, three ways: with subprojects/sweepfill a link to this tree (shared,
+# static), and with examples/sweepfill.wrap pointing at a git snapshot of this tree
+# (dependency-static).
+mkdir -p "$tmp/parent/subprojects" "$tmp/parent-wrap/subprojects" "$tmp/snapshot"
+for d in parent parent-wrap; do
+  cp "$src/test/subproject/meson.build" "$src/test/subproject/meson_options.txt" \
+    "$src/test/subproject/parent.c" "$tmp/$d/"
+done
 ln -s "$src" "$tmp/parent/subprojects/sweepfill"
+(cd "$src" && git ls-files -co --exclude-standard -z | tar --null -T - -cf - 2>/dev/null) |
+  tar -C "$tmp/snapshot" -xf - &&
+  git -C "$tmp/snapshot" init -q && git -C "$tmp/snapshot" add -A &&
+  git -C "$tmp/snapshot" -c user.name=test -c user.email=test@localhost commit -qm snapshot &&
+  sed "s|^url = .*|url = file://$tmp/snapshot|; s|^revision = .*|revision = HEAD|" \
+    "$src/examples/sweepfill.wrap" >"$tmp/parent-wrap/subprojects/sweepfill.wrap"
+ok $? "examples/sweepfill.wrap, pointed at a git snapshot of this tree"
 for how in shared static dependency-static; do
+  parent=$tmp/parent
   case $how in
   shared) opts=(-Ddefault_library=shared) ;;
   static) opts=(-Ddefault_library=static) ;;
-  dependency-static) opts=(-Dswf_static=true) ;;
+  dependency-static) opts=(-Dswf_static=true) parent=$tmp/parent-wrap ;;
   esac
-  dir=$tmp/parent/build-$how
-  (cd "$tmp/parent" && meson setup "$dir" "${opts[@]}" >"$tmp/sub-$how-setup.log" 2>&1 &&
+  dir=$parent/build-$how
+  (cd "$parent" && meson setup "$dir" "${opts[@]}" >"$tmp/sub-$how-setup.log" 2>&1 &&
     ninja -C "$dir" >"$tmp/sub-$how-build.log" 2>&1)
   r=$?
-  ok $r "a parent Meson project builds with sweepfill as a subproject (${opts[*]})"
+  ok $r "a parent Meson project builds with sweepfill as a subproject (${opts[*]}$([ "$parent" = "$tmp/parent-wrap" ] && echo ', from the wrap'))"
   [ $r = 0 ] || { show "$tmp/sub-$how-setup.log" "$tmp/sub-$how-build.log"; continue; }
   out=$("$dir/parent" 2>&1)
   ok $? "the parent program runs ($how: $out)"
@@ -90,8 +110,11 @@ for how in shared static dependency-static; do
     ok $? "with default_library=shared the parent links libsweepfill.so (NEEDED: $libs)"
     # What a subproject brings: only the library. No test, no example or benchmark target, no
     # C++ compiler.
-    tests=$(cd "$dir" && meson test --list 2>/dev/null | grep -c sweepfill)
-    [ "$tests" = 0 ]
+    list=$(cd "$dir" && meson test --list 2>&1)
+    r=$?
+    tests=$(grep -c sweepfill <<<"$list")
+    # (meson test --list exits 1 when it says "No tests defined.")
+    { [ $r = 0 ] || grep -q '^No tests defined' <<<"$list"; } && [ "$tests" = 0 ]
     ok $? "meson test in the parent lists no sweepfill test ($tests)"
     targets=$(meson introspect --targets "$dir" | python3 -c \
       'import json, sys; print(" ".join(sorted(t["name"] for t in json.load(sys.stdin))))')
