@@ -56,16 +56,16 @@ pkgconf() {
 }
 libdir=$(pkgconf --variable=libdir sweepfill)
 # shellcheck disable=SC2046
-cc -std=c11 -O1 -g -fsanitize=thread -o "$tmp/consumer" test/tsan_consumer/consumer.c \
-  $(pkgconf --cflags --libs sweepfill) -pthread >"$tmp/cc.log" 2>&1
+cc -std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=thread -o "$tmp/consumer" \
+  test/tsan_consumer/consumer.c $(pkgconf --cflags --libs sweepfill) -pthread >"$tmp/cc.log" 2>&1
 r=$?
 ok $r "cc -fsanitize=thread consumer.c \$(pkg-config --cflags --libs sweepfill)"
 [ $r = 0 ] || { sed 's/^/# /' "$tmp/cc.log"; finish; }
 
 # No suppressions: test/run's TSAN_OPTIONS (which name test/tsan.supp) are replaced.
-TSAN_OPTIONS="halt_on_error=0 exitcode=66 history_size=4" \
+TSAN_OPTIONS="halt_on_error=0 exitcode=66" \
   LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-  "$tmp/consumer" --ms 1000 --readers 2 --writers 2 >"$tmp/run.log" 2>&1
+  "$tmp/consumer" --ms 500 --readers 2 --writers 2 >"$tmp/run.log" 2>&1
 status=$?
 reports=$(grep -c '^WARNING: ThreadSanitizer' "$tmp/run.log")
 summary=$(grep '^tsan consumer:' "$tmp/run.log")

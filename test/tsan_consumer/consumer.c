@@ -12,7 +12,12 @@
  * Exit status 0 when all holds (TSan's own exit status, 66, when it reported anything).
  *
  *   consumer [--ms MS] [--readers R] [--writers W]
+ * MS counts 100 activate/deactivate rounds per second of sleeping between them (default 1000).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* usleep under -std=c11 */
+#endif
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
