@@ -22,7 +22,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
+from matplotlib.ticker import NullLocator  # noqa: E402
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -89,9 +89,8 @@ def loglog(series, xlabel, ylabel, title, path, xlabels=count_label):
     ax.set_xlim(*span(xs[0], xs[-1]))
     ylim = span(min(ys), max(ys))
     ax.set_ylim(*ylim)
-    ax.xaxis.set_major_locator(FixedLocator(xs))
+    ax.set_xticks(xs, [xlabels(x) for x in xs])  # exactly the x values measured
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticks(xs, [xlabels(x) for x in xs])
     ax.grid(True, which="major", color="#dddddd")
     ax.grid(True, which="minor", axis="y", color="#f0f0f0")
     ax.set_xlabel(xlabel)
