@@ -291,7 +291,9 @@ SWF_API int swf_failslab_parse(const char *spec, struct swf_failslab *out, char 
 
 /* Fill *out with a snapshot of c's counters. Lock-free (it reads every thread state's counters:
  * O(threads bound)). Returns 0; EINVAL if c or out is NULL. */
+SWF_CXX_SHADOW_OFF_
 SWF_API int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
+SWF_CXX_SHADOW_ON_
 
 #ifdef __cplusplus
 }
