@@ -11,6 +11,9 @@
  *                               allocator does less for an alloc and a free
  *   alloc_pair/cache_wait       swf_cache_alloc(c, SWF_WAIT) then swf_cache_free(c, p)
  *   alloc_pair/malloc           malloc(size) then free(p)
+ *   alloc_pairs64/...           the alloc_pair runs with 64 pairs per step of the benchmark loop,
+ *                               so that the loop's own cost (about 2 ns here) is spread over 64
+ *                               pairs: cache_nowait, cache_inline, floor_freelist and malloc
  *   alloc_batch64/cache_nowait  64 NOWAIT allocations, then the 64 frees in the same order
  *   alloc_batch64/cache_bulk    swf_cache_alloc_bulk(c, SWF_NOWAIT, objs, 64) then
  *                               swf_cache_free_bulk(c, objs, 64)
@@ -261,6 +264,67 @@ static void bm_batch_malloc(swfb_state *st)
     finish(st, PEER_NAME, "fails", fails);
 }
 
+/* 64 alloc+free pairs per step: ALLOC and FREE name the pair's two halves; setup and teardown
+ * run around the loop. */
+#define PAIRS64(name, label, setup, teardown, ALLOC, FREE)         \
+    static void name(swfb_state *st)                               \
+    {                                                              \
+        struct swf_cache *c = setup_cache(st);                     \
+        if (c == NULL)                                             \
+            return;                                                \
+        size_t size = (size_t)swfb_range(st, 0);                   \
+        (void)size;                                                \
+        setup;                                                     \
+        uint64_t fails = 0;                                        \
+        while (swfb_keep_running_batch(st, BATCH)) {               \
+            for (int i = 0; i < BATCH; i++) {                      \
+                void *p = ALLOC;                                   \
+                swfb_do_not_optimize(p);                           \
+                if (__builtin_expect(p == NULL, 0)) {              \
+                    fails++;                                       \
+                    continue;                                      \
+                }                                                  \
+                FREE;                                              \
+            }                                                      \
+        }                                                          \
+        teardown;                                                  \
+        finish(st, label, "fails", fails);                         \
+    }
+
+PAIRS64(bm_pairs64_cache_nowait, "sweepfill", (void)0, (void)0, swf_cache_alloc(c, SWF_NOWAIT),
+        swf_cache_free(c, p))
+PAIRS64(bm_pairs64_cache_inline, "sweepfill", (void)0, (void)0, swf_cache_alloc_fast(c),
+        swf_cache_free_fast(c, p))
+PAIRS64(bm_pairs64_malloc, PEER_NAME, (void)0, (void)0, malloc(size), free(p))
+
+/* The free list needs objects first: a few from the cache, kept on this thread's list, and given
+ * back after the run. */
+static void fill_freelist(struct swf_cache *c)
+{
+    void *seed[4] = {0};
+    size_t got = swf_cache_alloc_bulk(c, SWF_NOWAIT, seed, 4);
+    for (size_t i = 0; i < got; i++) {
+        *(void **)seed[i] = freelist;
+        freelist = seed[i];
+    }
+}
+
+static void drain_freelist(struct swf_cache *c)
+{
+    while (freelist != NULL) {
+        void *p = freelist;
+        freelist = *(void **)p;
+        swf_cache_free(c, p);
+    }
+}
+PAIRS64(bm_pairs64_floor_freelist, "floor", fill_freelist(c), drain_freelist(c),
+        ({
+            void *q = freelist;
+            freelist = *(void **)q;
+            q;
+        }),
+        (*(void **)p = freelist, freelist = p))
+
 /* Sizes 64 and 4096, 1 and 2 threads, wall-clock time. */
 static void add(const char *name, swfb_fn *fn)
 {
@@ -322,6 +386,10 @@ int main(int argc, char **argv)
     add("alloc_pair/floor_freelist", bm_pair_floor_freelist);
     add("alloc_pair/cache_wait", bm_pair_cache_wait);
     add("alloc_pair/malloc", bm_pair_malloc);
+    add("alloc_pairs64/cache_nowait", bm_pairs64_cache_nowait);
+    add("alloc_pairs64/cache_inline", bm_pairs64_cache_inline);
+    add("alloc_pairs64/floor_freelist", bm_pairs64_floor_freelist);
+    add("alloc_pairs64/malloc", bm_pairs64_malloc);
     add("alloc_batch64/cache_nowait", bm_batch_cache_nowait);
     add("alloc_batch64/cache_bulk", bm_batch_cache_bulk);
     add("alloc_batch64/malloc", bm_batch_malloc);

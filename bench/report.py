@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""bench/report.py - turn Google Benchmark JSON output into Markdown tables and SVG plots.
+"""bench/report.py - turn Google Benchmark JSON output into Markdown tables (bench/plot.py draws
+the plots, with matplotlib).
 
 Standard library only. Usable as a module (the functions below) and as a command:
 
-    bench/report.py alloc bench/out/alloc-*.json [--md OUT.md] [--svg OUT.svg]
+    bench/report.py alloc bench/out/alloc-*.json [--md OUT.md]
         the alloc family: one row per run (allocator, object size, threads, ns per pair) and a
         summary per size and thread count: cache NOWAIT pair against the best malloc pair.
-    bench/report.py seed FILE.json... [--md OUT.md] [--svg OUT.svg]
+    bench/report.py seed FILE.json... [--md OUT.md]
         the seed and floor families (bench_seed): the seed table per object size (N, algorithm,
         passes, visits, seconds, ns/member, x floor), the floors, the speedup of RESUME over
-        BATCH_RESTART per N, the issue's targets as measured, and a log-log plot of seconds
-        against N.
+        BATCH_RESTART per N, and the issue's targets with the figures measured against them.
     bench/report.py fault|generic|sections FILE.json... [--md OUT.md]
         that family's table and summary lines.
     bench/report.py table FILE.json... [--md OUT.md]
@@ -22,9 +22,6 @@ Measurements: when the same run (same run name and label) appears more than once
 --benchmark_repetitions, or because several binaries ran it - its figures are the median of the
 measurements, and the table says how many there were. When the files hold Google Benchmark's
 aggregates (--benchmark_report_aggregates_only), the "median" aggregates are used.
-
-The plot helper, svg_loglog(), draws any number of series of (x, y) points on log-log axes with
-axis labels and a legend, in plain SVG (no matplotlib).
 """
 
 import argparse
@@ -33,7 +30,6 @@ import math
 import re
 import statistics
 import sys
-from xml.sax.saxutils import escape
 
 # ---- reading ------------------------------------------------------------------------------------
 
@@ -118,136 +114,6 @@ def fmt_num(v, digits=3):
     mag = math.floor(math.log10(abs(v)))
     decimals = max(0, digits - 1 - mag)
     return f"{v:,.{decimals}f}"
-
-
-# ---- SVG ----------------------------------------------------------------------------------------
-
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf"]
-
-
-def _tick_label(v):
-    if 1e-3 <= v < 1e4:
-        return f"{v:g}"
-    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if v >= div and v < 1e12:
-            return f"{v / div:g}{suffix}"
-    return f"1e{round(math.log10(v))}"
-
-
-def svg_loglog(series, xlabel, ylabel, title=None, width=720, height=460, legend_outside=False):
-    """A log-log line plot as an SVG document (a string).
-
-    series: a list of dicts {"name": str, "points": [(x, y), ...], "dashed": bool (optional),
-    "color": str (optional), "open": x values whose markers are drawn open (optional)}; points
-    with x <= 0 or y <= 0 cannot be drawn and are left out. The axes span whole decades around
-    the data, with a grid line at each decade and light ones at 2..9 times it; the legend lists
-    the series in order, in the corner of the plot where it hides the least of the lines, or,
-    with legend_outside, to the right of the plot (the picture grows wider by the legend).
-    """
-    pts = [(x, y) for s in series for x, y in s["points"] if x > 0 and y > 0]
-    if not pts:
-        raise ValueError("svg_loglog: no positive points to plot")
-    lx = [math.log10(x) for x, _ in pts]
-    ly = [math.log10(y) for _, y in pts]
-    x0, x1 = math.floor(min(lx)), math.ceil(max(lx))
-    y0, y1 = math.floor(min(ly)), math.ceil(max(ly))
-    if x1 == x0:
-        x1 += 1
-    if y1 == y0:
-        y1 += 1
-
-    left, right, top, bottom = 80, 30, 40 if title else 20, 60
-    pw, ph = width - left - right, height - top - bottom
-    legend_w = 28 + 7 * max((len(s["name"]) for s in series), default=0)
-    if legend_outside:
-        width += legend_w + 20
-
-    def px(x):
-        return left + (math.log10(x) - x0) / (x1 - x0) * pw
-
-    def py(y):
-        return top + ph - (math.log10(y) - y0) / (y1 - y0) * ph
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-           f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>']
-    if title:
-        out.append(f'<text x="{width / 2:.1f}" y="24" text-anchor="middle" font-size="15">'
-                   f'{escape(title)}</text>')
-    # grid and ticks: a line at every 1..9 x 10^d, labelled at each power of ten
-    def decades(lo, hi):
-        for d in range(lo, hi + 1):
-            for m in range(1, 10):
-                v = m * 10.0 ** d
-                if math.log10(v) > hi + 1e-9:
-                    break
-                yield v, "#bbbbbb" if m == 1 else "#eeeeee", m == 1
-
-    for v, colour, major in decades(x0, x1):
-        x = px(v)
-        out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" '
-                   f'stroke="{colour}"/>')
-        if major:
-            out.append(f'<text x="{x:.1f}" y="{top + ph + 18}" text-anchor="middle">'
-                       f'{escape(_tick_label(v))}</text>')
-    for v, colour, major in decades(y0, y1):
-        y = py(v)
-        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" '
-                   f'stroke="{colour}"/>')
-        if major:
-            out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
-                       f'{escape(_tick_label(v))}</text>')
-    out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" '
-               f'stroke="black"/>')
-    out.append(f'<text x="{left + pw / 2:.1f}" y="{height - 15}" text-anchor="middle">'
-               f'{escape(xlabel)}</text>')
-    out.append(f'<text x="18" y="{top + ph / 2:.1f}" text-anchor="middle" '
-               f'transform="rotate(-90 18 {top + ph / 2:.1f})">{escape(ylabel)}</text>')
-    # series
-    for i, s in enumerate(series):
-        colour = s.get("color") or PALETTE[i % len(PALETTE)]
-        dash = ' stroke-dasharray="6 4"' if s.get("dashed") else ""
-        p = sorted((x, y) for x, y in s["points"] if x > 0 and y > 0)
-        if len(p) > 1:
-            coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in p)
-            out.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" '
-                       f'stroke-width="2"{dash}/>')
-        hollow = set(s.get("open", ()))
-        for x, y in p:
-            fill = f'fill="white" stroke="{colour}" stroke-width="2"' if x in hollow else \
-                f'fill="{colour}"'
-            out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" {fill}/>')
-    # legend, in the corner of the plot where it covers the fewest points of the lines
-    if series:
-        lw = legend_w
-        lh = 8 + 18 * len(series)
-        samples = []
-        for s in series:
-            p = sorted((px(x), py(y)) for x, y in s["points"] if x > 0 and y > 0)
-            for (ax, ay), (bx, by) in zip(p, p[1:]):
-                samples.extend((ax + (bx - ax) * k / 16, ay + (by - ay) * k / 16)
-                               for k in range(17))
-            samples.extend(p)
-        corners = [(left + 10, top + 10), (left + pw - 10 - lw, top + 10),
-                   (left + 10, top + ph - 10 - lh), (left + pw - 10 - lw, top + ph - 10 - lh)]
-
-        def covered(c):
-            return sum(1 for x, y in samples
-                       if c[0] - 4 <= x <= c[0] + lw + 4 and c[1] - 4 <= y <= c[1] + lh + 4)
-
-        lx0, ly0 = (left + pw + 20, top) if legend_outside else min(corners, key=covered)
-        out.append(f'<rect x="{lx0}" y="{ly0}" width="{lw}" height="{lh}" fill="white" '
-                   f'fill-opacity="0.9" stroke="#999999"/>')
-        for i, s in enumerate(series):
-            colour = s.get("color") or PALETTE[i % len(PALETTE)]
-            dash = ' stroke-dasharray="6 4"' if s.get("dashed") else ""
-            y = ly0 + 14 + 18 * i
-            out.append(f'<line x1="{lx0 + 6}" y1="{y - 4}" x2="{lx0 + 22}" y2="{y - 4}" '
-                       f'stroke="{colour}" stroke-width="2"{dash}/>')
-            out.append(f'<text x="{lx0 + 26}" y="{y}">{escape(s["name"])}</text>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
 
 
 # ---- the alloc family ---------------------------------------------------------------------------
@@ -337,17 +203,6 @@ def alloc_markdown(results):
              "the same run in several binaries).\n\n")
     text += "".join(f"- {line}\n" for line in alloc_summary(results))
     return text
-
-
-def alloc_svg(results, threads=1):
-    """ns per pair against object size, one line per allocator (pair runs, `threads` threads)."""
-    series = {}
-    for r in results:
-        if r["family"] == "alloc_pair" and r["threads"] == threads and r["ns"]:
-            series.setdefault(r["allocator"], []).append((r["size"], r["ns"]))
-    return svg_loglog([{"name": k, "points": v} for k, v in series.items()],
-                      "object size (bytes)", "ns per alloc+free pair",
-                      f"alloc + free pair, {threads} thread{'s' if threads > 1 else ''}")
 
 
 # ---- the seed and floor families --------------------------------------------------------------
@@ -519,7 +374,8 @@ def seed_markdown(results, max_seconds=None):
             f"measured {fmt_num(r['seconds'])} s ({(r['estimate_s'] / r['seconds'] - 1) * 100:+.1f} %)"
             for r in checked if r["seconds"]) + ".")
     text += "".join(f"- {n}\n" for n in notes)
-    text += "\nTargets (measured; not asserted by any test):\n\n"
+    text += ("\nThe issue's targets, and where this run's figures stand against them "
+             "(measurements, not tests: no test asserts a timing):\n\n")
     text += "".join(f"- {line}\n" for line in seed_targets(results))
     errors = [r for r in results if r["error"]]
     text += "".join(f"\nERROR in {r['family']}/{r['kind']}/{r['size']}/{r['n']}: {r['error']}\n"
@@ -527,8 +383,9 @@ def seed_markdown(results, max_seconds=None):
     return text
 
 
-def _verdict(ok):
-    return "met" if ok else "MISSED"
+def _verdict(ok, miss="above"):
+    """How a figure stands against its target: a measurement, not a pass or a failure."""
+    return "met" if ok else f"{miss} the target"
 
 
 def seed_targets(results):
@@ -549,7 +406,7 @@ def seed_targets(results):
         ptext = ", ".join(fmt_count(p) for p in passes)
         ntext = ", ".join(f"{r['n']:,}" for r in res)
         lines.append(f"RESUME passes, {st}: {ptext} at N = {ntext} (target 1 at every N): "
-                     f"{_verdict(all(p == 1 for p in passes))}")
+                     f"{_verdict(all(p == 1 for p in passes), 'off')}")
         a, b = _find(results, "seed", "RESUME", size, lo), _find(results, "seed", "RESUME", size, hi)
         if a and b and hi > lo and a["seconds"] and b["seconds"]:
             growth, allowed = b["seconds"] / a["seconds"], 1.1 * hi / lo
@@ -562,7 +419,7 @@ def seed_targets(results):
             sp = bb["seconds"] / rb["seconds"]
             est = ", BATCH_RESTART estimated" if bb["estimated"] else ""
             lines.append(f"RESUME over BATCH_RESTART at N = {hi:,}, {st}: {fmt_num(sp)}× "
-                         f"(target ≥ 1,000×; the kernel's 2,476×{est}): {_verdict(sp >= 1000)}")
+                         f"(target ≥ 1,000×; the kernel's 2,476×{est}): {_verdict(sp >= 1000, 'below')}")
         if size <= 64:
             parts, good = [], True
             for n in ns:
@@ -588,42 +445,6 @@ def seed_targets(results):
                 lines.append(f"RESUME grow + sweep against the first-touch floor, {st}: "
                              f"{'; '.join(parts)} (target ≤ 1.1×): {_verdict(good)}")
     return lines
-
-
-_SEED_STYLE = {"BATCH_RESTART": "#d62728", "RESTART": "#ff7f0e", "RESUME": "#1f77b4",
-               "floor": "#7f7f7f"}
-
-
-def seed_svg(results):
-    """Seconds against N, log-log: a line per algorithm and object size, plus the floor
-    (walk + init + first touch, drawn first so the lines near it stay visible); 64 B lines
-    dashed; estimated points drawn as open circles."""
-    series = []
-    sizes = sorted({r["size"] for r in results if r["family"] == "seed"}, reverse=True)
-    ns = sorted({r["n"] for r in results if r["family"] == "seed"})
-    for size in sizes:
-        dashed = size < 4096
-        pts = [(n, _floor_total(results, size, n)) for n in ns]
-        pts = [(n, f) for n, f in pts if f]
-        if pts:
-            series.append({"name": f"floor, {_size_text(size)}", "points": pts,
-                           "dashed": dashed, "color": _SEED_STYLE["floor"]})
-        for algo in ALGOS:
-            pts, est = [], []
-            for n in ns:
-                r = _find(results, "seed", algo, size, n)
-                if r and r["seconds"]:
-                    pts.append((n, r["seconds"]))
-                    if r["estimated"]:
-                        est.append(n)
-            if pts:
-                name = f"{algo}, {_size_text(size)}"
-                if est:
-                    name += " (open: estimated)"
-                series.append({"name": name, "points": pts, "dashed": dashed,
-                               "color": _SEED_STYLE[algo], "open": est})
-    return svg_loglog(series, "members (N)", "seconds (grow + sweep)",
-                      "Filling N empty slots: seconds against N", legend_outside=True)
 
 
 # ---- the fault, generic and sections families ---------------------------------------------------
@@ -765,17 +586,14 @@ def _write(path, text):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="Google Benchmark JSON to Markdown and SVG")
+    ap = argparse.ArgumentParser(description="Google Benchmark JSON to Markdown")
     sub = ap.add_subparsers(dest="family", required=True)
-    a = sub.add_parser("alloc", help="the alloc family's table, summary and plot")
+    a = sub.add_parser("alloc", help="the alloc family's table and summary")
     a.add_argument("files", nargs="+")
     a.add_argument("--md", help="write the Markdown here (default: stdout)")
-    a.add_argument("--svg", help="also write a plot of ns per pair against object size")
-    a.add_argument("--threads", type=int, default=1, help="thread count plotted (default 1)")
-    sd = sub.add_parser("seed", help="the seed table, floors, speedups, targets and plot")
+    sd = sub.add_parser("seed", help="the seed table, floors, speedups and targets")
     sd.add_argument("files", nargs="+")
     sd.add_argument("--md", help="write the Markdown here (default: stdout)")
-    sd.add_argument("--svg", help="also write the plot of seconds against N")
     for fam in ("fault", "generic", "sections"):
         f = sub.add_parser(fam, help=f"the {fam} family's table")
         f.add_argument("files", nargs="+")
@@ -793,8 +611,6 @@ def main(argv=None):
             return 1
         ctx = runs[0]["context"] if runs else {}
         _write(args.md, seed_markdown(results, ctx.get("max_seconds")))
-        if args.svg:
-            _write(args.svg, seed_svg(results))
     elif args.family in ("fault", "generic", "sections"):
         fn = {"fault": fault_markdown, "generic": generic_family_markdown,
               "sections": sections_markdown}[args.family]
@@ -805,8 +621,6 @@ def main(argv=None):
             print("report.py: no alloc runs in " + " ".join(args.files), file=sys.stderr)
             return 1
         _write(args.md, alloc_markdown(results))
-        if args.svg:
-            _write(args.svg, alloc_svg(results, args.threads))
     else:
         _write(args.md, generic_markdown(runs))
     return 0

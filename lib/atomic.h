@@ -9,8 +9,9 @@
  *   - ck (default): Concurrency Kit's ck_pr loads, stores, read-modify-writes and fences. ck_pr
  *     operations carry no ordering of their own, so each wrapper adds the fences its name promises
  *     (they compile to nothing on x86's TSO model, and to real barriers elsewhere).
- *   - c11 (meson -Datomics=c11, for ThreadSanitizer): <stdatomic.h> explicit operations on the same
- *     plain fields viewed as _Atomic, which ThreadSanitizer understands.
+ *   - c11 (meson -Datomics=c11, and always under ThreadSanitizer): <stdatomic.h> explicit
+ *     operations on the same plain fields viewed as _Atomic, which ThreadSanitizer understands
+ *     (ck_pr's volatile accesses and fences it cannot see as synchronisation).
  *
  * Sizes: pointers, uint32_t and uint64_t. The c11 build relies on _Atomic(T) having T's size and
  * representation, which holds on every target GCC and Clang support for these types.
@@ -21,7 +22,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#if defined(SWF_ATOMICS_C11)
+#include "tsan.h" /* SWF_TSAN */
+
+#if defined(SWF_ATOMICS_C11) || defined(SWF_TSAN)
 
 #include <stdatomic.h>
 

@@ -163,24 +163,56 @@ void swf_registry_read_unlock(struct swf_reader *rd)
         reader_leave(rd);
 }
 
-/* CK_LIST publishes with a fence and a volatile store, which TSan does not model: add
- * releases on the node before linking it, and every walk acquires on each node it reaches. */
-static struct swf_node *visible(struct swf_node *n)
+/* ---- the member list ------------------------------------------------------------------------
+ *
+ * A CK_LIST in layout (the head's clh_first, each node's link.cle_next and link.cle_prev), read
+ * and changed through atomic.h rather than ck_queue's macros, whose volatile accesses
+ * ThreadSanitizer cannot see as synchronisation: with -Datomics=c11 every edge below is a C11
+ * one. Writers hold `writer`. A node becomes reachable through one release store (of the head,
+ * after the node's own cle_next is set) and leaves through one release store (of its
+ * predecessor's link to its successor); readers load each link with acquire, so a reader that
+ * reaches a node sees everything its adder wrote before add, and the successor a removal links
+ * in. A removed node keeps its cle_next, so a reader or a pinned cursor standing on it walks on.
+ * cle_prev is read and written only by writers.
+ */
+
+static struct swf_node *members_first(struct swf_registry *r)
 {
-    if (n != NULL)
-        swf_tsan_acquire(n);
-    return n;
+    return swf_load_acquire_ptr((void *const *)&r->members.clh_first);
+}
+
+static struct swf_node *members_next(struct swf_node *n)
+{
+    return swf_load_acquire_ptr((void *const *)&n->link.cle_next);
+}
+
+static void members_insert_head(struct swf_registry *r, struct swf_node *n)
+{
+    struct swf_node *first = swf_load_relaxed_ptr((void *const *)&r->members.clh_first);
+    swf_store_relaxed_ptr((void **)&n->link.cle_next, first);
+    n->link.cle_prev = &r->members.clh_first;
+    if (first != NULL)
+        first->link.cle_prev = &n->link.cle_next;
+    swf_store_release_ptr((void **)&r->members.clh_first, n);
+}
+
+static void members_remove(struct swf_node *n)
+{
+    struct swf_node *next = swf_load_relaxed_ptr((void *const *)&n->link.cle_next);
+    swf_store_release_ptr((void **)n->link.cle_prev, next);
+    if (next != NULL)
+        next->link.cle_prev = n->link.cle_prev;
 }
 
 struct swf_node *swf_registry_first(struct swf_registry *r)
 {
-    return r ? visible(CK_LIST_FIRST(&r->members)) : NULL;
+    return r ? members_first(r) : NULL;
 }
 
 struct swf_node *swf_registry_next(struct swf_registry *r, struct swf_node *n)
 {
     (void)r;
-    return n ? visible(CK_LIST_NEXT(n, link)) : NULL;
+    return n ? members_next(n) : NULL;
 }
 
 /* ---- reclamation ------------------------------------------------------------------------------
@@ -379,8 +411,7 @@ int swf_registry_add(struct swf_registry *r, struct swf_node *n)
             swf_fetch_add_relaxed_64(&r->x_assigned_by_add, 1);
         }
         swf_store_release_32(&n->x_state, NODE_LINKED);
-        swf_tsan_release(n); /* see visible() */
-        CK_LIST_INSERT_HEAD(&r->members, n, link);
+        members_insert_head(r, n);
         swf_fetch_add_relaxed_64(&r->x_members, 1);
     }
     pthread_mutex_unlock(&r->writer);
@@ -397,7 +428,7 @@ int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)
         pthread_mutex_unlock(&r->writer);
         return swf_fail(__func__, ENOENT, "n is not linked in r");
     }
-    CK_LIST_REMOVE(n, link);
+    members_remove(n);
     n->release = release;
     swf_store_release_32(&n->x_state, NODE_DELETED);
     swf_fetch_sub_relaxed_64(&r->x_members, 1);

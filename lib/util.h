@@ -9,10 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sweepfill/api.h" /* SWF_CONTAINER_OF */
+
 #define SWF_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define SWF_UNLIKELY(x) __builtin_expect(!!(x), 0)
-
-#define SWF_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 /* The misuse checks of meson's debug_checks option (off in release installs). */
 #if defined(SWF_DEBUG_CHECKS) && SWF_DEBUG_CHECKS

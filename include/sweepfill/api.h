@@ -18,6 +18,8 @@
 #ifndef SWEEPFILL_API_H
 #define SWEEPFILL_API_H
 
+#include <stddef.h>
+
 #if defined(SWF_BUILDING_LIBRARY)
 #define SWF_API __attribute__((visibility("default")))
 #else
@@ -41,6 +43,45 @@ SWF_API int swf_debug_checks(void);
 #ifdef __cplusplus
 }
 #endif
+
+/*
+ * SWF_CONTAINER_OF(ptr, type, member): the struct `type` that holds *ptr as its field `member`,
+ * e.g. the member of your own type around the struct swf_node a registry hands back:
+ *     struct task *t = SWF_CONTAINER_OF(node, struct task, node);
+ * Pure address arithmetic (no access); ptr must point at that field of a live `type`.
+ */
+#if defined(__cplusplus)
+#define SWF_CONTAINER_OF(ptr, type, member) \
+    (reinterpret_cast<type *>(reinterpret_cast<char *>(ptr) - offsetof(type, member)))
+#else
+#define SWF_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+#endif
+
+/* Internal: what the inline code of the headers uses so that it compiles without warnings as
+ * C and as C++ (-Wzero-as-null-pointer-constant, -Wold-style-cast). */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define SWF_NULL_ nullptr
+#else
+#define SWF_NULL_ NULL
+#endif
+#if defined(__cplusplus)
+#define SWF_STATIC_CAST_(type, x)      (static_cast<type>(x))
+#define SWF_REINTERPRET_CAST_(type, x) (reinterpret_cast<type>(x))
+#else
+#define SWF_STATIC_CAST_(type, x)      ((type)(x))
+#define SWF_REINTERPRET_CAST_(type, x) ((type)(x))
+#endif
+/* A function named like a struct (swf_cache_stats, swf_registry_stats) hides the struct's
+ * implicit constructor in C++, which g++ -Wshadow reports; the names are the C API. */
+#if defined(__cplusplus) && defined(__GNUC__)
+#define SWF_CXX_SHADOW_OFF_ \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wshadow\"")
+#define SWF_CXX_SHADOW_ON_ _Pragma("GCC diagnostic pop")
+#else
+#define SWF_CXX_SHADOW_OFF_
+#define SWF_CXX_SHADOW_ON_
+#endif
+
 
 /* SWF_VERSION_MAJOR/MINOR/PATCH, SWF_VERSION, SWF_VERSION_CHECK and swf_version() live here. */
 #include "version.h"

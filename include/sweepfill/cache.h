@@ -323,7 +323,9 @@ SWF_API int swf_failslab_parse(const char *spec, struct swf_failslab *out, char 
 
 /* Fill *out with a snapshot of c's counters. Lock-free (it reads every thread state's counters:
  * O(threads bound)). Returns 0; EINVAL if c or out is NULL. */
+SWF_CXX_SHADOW_OFF_
 SWF_API int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
+SWF_CXX_SHADOW_ON_
 
 /*
  * Allocate in bulk: give an object to every NULL entry of objs[0 .. n-1] (entries already set
@@ -404,20 +406,21 @@ SWF_API extern __thread struct swf_thread_ swf_thread_self_
 /* This thread's state for c, or NULL: what the inline path may use. */
 static inline struct swf_thread_cache_ *swf_cache_state_(struct swf_cache *c)
 {
-    const struct swf_cache_head_ *h = (const struct swf_cache_head_ *)(const void *)c;
+    const struct swf_cache_head_ *h =
+        SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, c));
     const struct swf_thread_ *t = &swf_thread_self_;
     if (__builtin_expect(h->handle >= t->cap || t->table[h->handle].id != h->id ||
                              __atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) != 0,
                          0))
-        return (struct swf_thread_cache_ *)0;
-    return (struct swf_thread_cache_ *)t->table[h->handle].state;
+        return SWF_NULL_;
+    return SWF_STATIC_CAST_(struct swf_thread_cache_ *, t->table[h->handle].state);
 }
 
 /* swf_cache_alloc(c, SWF_NOWAIT), inline in the common case. */
 static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 {
     struct swf_thread_cache_ *ts;
-    if (__builtin_expect(c != (struct swf_cache *)0 && (ts = swf_cache_state_(c)) != 0 &&
+    if (__builtin_expect(c != SWF_NULL_ && (ts = swf_cache_state_(c)) != SWF_NULL_ &&
                              ts->loaded->n > 0,
                          1)) {
         struct swf_magazine_ *m = ts->loaded;
@@ -432,8 +435,9 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
 {
     struct swf_thread_cache_ *ts;
-    if (__builtin_expect(c != (struct swf_cache *)0 && obj != (void *)0 &&
-                             (ts = swf_cache_state_(c)) != 0 && ts->loaded->n < SWF_CACHE_MAGAZINE,
+    if (__builtin_expect(c != SWF_NULL_ && obj != SWF_NULL_ &&
+                             (ts = swf_cache_state_(c)) != SWF_NULL_ &&
+                             ts->loaded->n < SWF_CACHE_MAGAZINE,
                          1)) {
         struct swf_magazine_ *m = ts->loaded;
         m->obj[m->n++] = obj;

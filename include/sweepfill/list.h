@@ -73,13 +73,13 @@ struct swf_list {
  * set). Pure; any thread. */
 static inline bool swf_list_can_pin(const struct swf_list_ops *ops)
 {
-    return ops->pin != NULL && ops->unpin != NULL && ops->linked != NULL;
+    return ops->pin != SWF_NULL_ && ops->unpin != SWF_NULL_ && ops->linked != SWF_NULL_;
 }
 
 /* The address of member's slot. Pure arithmetic: no access, no ordering; any thread. */
 static inline void **swf_slot_of(void *member, size_t slot_offset)
 {
-    return (void **)(void *)((char *)member + slot_offset);
+    return SWF_REINTERPRET_CAST_(void **, SWF_STATIC_CAST_(char *, member) + slot_offset);
 }
 
 /*
@@ -126,12 +126,12 @@ static inline void swf_slot_publish(void **slot, void *obj)
 static inline bool swf_slot_publish_cas(void **slot, void *obj)
 {
 #ifdef SWF_SLOT_BUILTINS
-    void *expected = NULL;
+    void *expected = SWF_NULL_;
     return __atomic_compare_exchange_n(slot, &expected, obj, false, __ATOMIC_RELEASE,
                                        __ATOMIC_RELAXED);
 #else
     ck_pr_fence_release();
-    return ck_pr_cas_ptr(slot, NULL, obj);
+    return ck_pr_cas_ptr(slot, SWF_NULL_, obj);
 #endif
 }
 
@@ -140,10 +140,10 @@ static inline bool swf_slot_publish_cas(void **slot, void *obj)
 static inline void *swf_slot_take(void **slot)
 {
 #ifdef SWF_SLOT_BUILTINS
-    return __atomic_exchange_n(slot, NULL, __ATOMIC_ACQ_REL);
+    return __atomic_exchange_n(slot, SWF_NULL_, __ATOMIC_ACQ_REL);
 #else
     ck_pr_fence_release();
-    void *obj = ck_pr_fas_ptr(slot, NULL);
+    void *obj = ck_pr_fas_ptr(slot, SWF_NULL_);
     ck_pr_fence_acquire();
     return obj;
 #endif
@@ -191,35 +191,35 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
     SWF_LIST_FN_ void name##_pin(void *list, void *m)                     \
     {                                                                     \
         (void)list;                                                       \
-        pin_fn((struct member_type *)m);                                  \
+        pin_fn(SWF_STATIC_CAST_(struct member_type *, m));                \
     }                                                                     \
     SWF_LIST_FN_ void name##_unpin(void *list, void *m)                   \
     {                                                                     \
         (void)list;                                                       \
-        unpin_fn((struct member_type *)m);                                \
+        unpin_fn(SWF_STATIC_CAST_(struct member_type *, m));              \
     }                                                                     \
     SWF_LIST_FN_ bool name##_linked(void *list, void *m)                  \
     {                                                                     \
         (void)list;                                                       \
-        return linked_fn((struct member_type *)m);                        \
+        return linked_fn(SWF_STATIC_CAST_(struct member_type *, m));      \
     }
 
 /* first/next for one ck_queue flavour: FIRST and NEXT are that flavour's macros. */
 #define SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, FIRST, NEXT) \
     SWF_LIST_FN_ void *name##_first(void *list)                                   \
     {                                                                             \
-        return FIRST((struct head_type *)list);                                   \
+        return FIRST(SWF_STATIC_CAST_(struct head_type *, list));                 \
     }                                                                             \
     SWF_LIST_FN_ void *name##_next(void *list, void *m)                           \
     {                                                                             \
         (void)list;                                                               \
-        return NEXT((struct member_type *)m, link_field);                         \
+        return NEXT(SWF_STATIC_CAST_(struct member_type *, m), link_field);       \
     }
 
 /* An adapter for one ck_queue flavour, without and with pins. */
 #define SWF_LIST_CK_ADAPTER_(name, head_type, member_type, link_field, slot_field, FIRST, NEXT) \
     SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, FIRST, NEXT)                   \
-    SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                                               \
+    SWF_LIST_OPS_DEFINE_(name, SWF_NULL_, SWF_NULL_, SWF_NULL_);                                \
     SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
 
 #define SWF_LIST_CK_ADAPTER_PINNED_(name, head_type, member_type, link_field, slot_field, FIRST, \
@@ -273,26 +273,28 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
                                 inner_type, inner_link, parent_field, slot_field)                \
     SWF_LIST_FN_ void *name##_from_outer(struct outer_type *o)                                   \
     {                                                                                            \
-        for (; o != NULL; o = CK_LIST_NEXT(o, outer_link)) {                                     \
+        for (; o != SWF_NULL_; o = CK_LIST_NEXT(o, outer_link)) {                                \
             struct inner_type *i = CK_LIST_FIRST(&o->inner_head_field);                          \
-            if (i != NULL)                                                                       \
+            if (i != SWF_NULL_)                                                                  \
                 return i;                                                                        \
         }                                                                                        \
-        return NULL;                                                                             \
+        return SWF_NULL_;                                                                        \
     }                                                                                            \
     SWF_LIST_FN_ void *name##_first(void *list)                                                  \
     {                                                                                            \
-        return name##_from_outer(CK_LIST_FIRST((struct outer_head_type *)list));                 \
+        struct outer_head_type *h = SWF_STATIC_CAST_(struct outer_head_type *, list);            \
+        return name##_from_outer(CK_LIST_FIRST(h));                                              \
     }                                                                                            \
     SWF_LIST_FN_ void *name##_next(void *list, void *m)                                          \
     {                                                                                            \
         (void)list;                                                                              \
-        struct inner_type *i = (struct inner_type *)m;                                           \
+        struct inner_type *i = SWF_STATIC_CAST_(struct inner_type *, m);                         \
         struct inner_type *n = CK_LIST_NEXT(i, inner_link);                                      \
-        return n != NULL ? (void *)n                                                             \
-                         : name##_from_outer(CK_LIST_NEXT(i->parent_field, outer_link));         \
+        if (n != SWF_NULL_)                                                                      \
+            return n;                                                                            \
+        return name##_from_outer(CK_LIST_NEXT(i->parent_field, outer_link));                     \
     }                                                                                            \
-    SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                                                \
+    SWF_LIST_OPS_DEFINE_(name, SWF_NULL_, SWF_NULL_, SWF_NULL_);                                 \
     __attribute__((unused)) static inline struct swf_list name##_list(                           \
         struct outer_head_type *head)                                                            \
     {                                                                                            \

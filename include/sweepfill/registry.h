@@ -146,7 +146,8 @@ struct swf_registry_config {
 
 static inline void swf_registry_config_init(struct swf_registry_config *cfg)
 {
-    struct swf_registry_config d = {NULL, NULL, NULL, SWF_SWEEP_RESERVE_DEFAULT, 1024};
+    struct swf_registry_config d = {SWF_NULL_, SWF_NULL_, SWF_NULL_, SWF_SWEEP_RESERVE_DEFAULT,
+                                    1024};
     *cfg = d;
 }
 
@@ -247,10 +248,12 @@ SWF_API struct swf_node *swf_registry_first(struct swf_registry *r);
 SWF_API struct swf_node *swf_registry_next(struct swf_registry *r, struct swf_node *n);
 
 #define SWF_REGISTRY_FOREACH(r, n) \
-    for ((n) = swf_registry_first(r); (n) != NULL; (n) = swf_registry_next((r), (n)))
+    for ((n) = swf_registry_first(r); (n) != SWF_NULL_; (n) = swf_registry_next((r), (n)))
 
 /* Fill *out. Lock-free. Returns 0; EINVAL. */
+SWF_CXX_SHADOW_OFF_
 SWF_API int swf_registry_stats(struct swf_registry *r, struct swf_registry_stats *out);
+SWF_CXX_SHADOW_ON_
 
 #ifdef __cplusplus
 }

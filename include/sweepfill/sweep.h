@@ -146,9 +146,15 @@ struct swf_sweep_config {
  * sections, no guard (fill in list, cache, init and guard). */
 static inline void swf_sweep_config_init(struct swf_sweep_config *cfg)
 {
-    struct swf_sweep_config d = {
-        {NULL, NULL, 0},       NULL, SWF_SWEEP_RESERVE_DEFAULT, NULL,      NULL,
-        {NULL, NULL, NULL, 0}, 0,    SWF_PUBLISH_STORE,         SWF_RESUME};
+    struct swf_sweep_config d = {{SWF_NULL_, SWF_NULL_, 0},
+                                 SWF_NULL_,
+                                 SWF_SWEEP_RESERVE_DEFAULT,
+                                 SWF_NULL_,
+                                 SWF_NULL_,
+                                 {SWF_NULL_, SWF_NULL_, SWF_NULL_, 0},
+                                 0,
+                                 SWF_PUBLISH_STORE,
+                                 SWF_RESUME};
     *cfg = d;
 }
 

@@ -16,7 +16,7 @@
 
 #ifndef SWEEPFILL_SWEEP_H
 #error "include <sweepfill/sweep.h>, not sweep_inline.h"
-#endif
+#else
 
 #include <errno.h>
 #include <string.h>
@@ -51,17 +51,18 @@ struct swf_walk_ {
 static inline void *swf_nowait_(struct swf_walk_ *w, struct swf_cache *cache)
 {
     if (w->nbatch == 0) {
-        const struct swf_cache_head_ *h = (const struct swf_cache_head_ *)(const void *)cache;
+        const struct swf_cache_head_ *h =
+            SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, cache));
         size_t want = __atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) ? 1 : SWF_SWEEP_BATCH_;
         void *got[SWF_SWEEP_BATCH_];
         for (size_t i = 0; i < want; i++)
-            got[i] = NULL;
+            got[i] = SWF_NULL_;
         swf_cache_alloc_bulk(cache, SWF_NOWAIT, got, want);
         for (size_t i = 0; i < want; i++)
-            if (got[i] != NULL)
+            if (got[i] != SWF_NULL_)
                 w->batch[w->nbatch++] = got[i];
     }
-    return w->nbatch ? w->batch[--w->nbatch] : NULL;
+    return w->nbatch ? w->batch[--w->nbatch] : SWF_NULL_;
 }
 
 static SWF_ALWAYS_INLINE_ void swf_enter_(struct swf_walk_ *w)
@@ -83,7 +84,7 @@ static inline size_t swf_reserve_fill_(struct swf_walk_ *w)
 {
     while (w->nres < w->cfg->reserve) {
         void *obj = swf_cache_alloc(w->cfg->cache, SWF_WAIT);
-        if (obj == NULL)
+        if (obj == SWF_NULL_)
             break;
         w->reserve[w->nres++] = obj;
     }
@@ -196,30 +197,30 @@ static SWF_ALWAYS_INLINE_ int swf_walk_core_(struct swf_walk_ *w, const struct s
     st->passes = 1;
     swf_enter_(w);
     void *m = ops->first(list);
-    while (m != NULL) {
+    while (m != SWF_NULL_) {
         t.visits++;
         /* The old loop stops at the first member it visits once its batch is used up, before
          * looking at it. */
         const bool batch_stop = batch && w->nres == 0 && !exhausted;
         if (!batch_stop) {
             void **slot = swf_slot_of(m, slot_offset);
-            if (swf_slot_peek(slot) != NULL) {
+            if (swf_slot_peek(slot) != SWF_NULL_) {
                 t.already++;
                 goto advance;
             }
-            void *obj = NULL;
+            void *obj = SWF_NULL_;
             bool from_reserve = false;
             if (!batch) {
                 obj = w->nbatch ? w->batch[--w->nbatch] : swf_nowait_(w, cache);
-                if (__builtin_expect(obj == NULL, 0))
+                if (__builtin_expect(obj == SWF_NULL_, 0))
                     t.fails++;
             }
-            if (obj == NULL && w->nres != 0) {
+            if (obj == SWF_NULL_ && w->nres != 0) {
                 st->reserve_uses++;
                 from_reserve = true;
                 obj = w->reserve[--w->nres];
             }
-            if (obj != NULL) {
+            if (obj != SWF_NULL_) {
                 init(obj, m, init_arg);
                 if (!cas) {
                     swf_slot_publish(slot, obj);
@@ -269,8 +270,8 @@ static SWF_ALWAYS_INLINE_ int swf_walk_core_(struct swf_walk_ *w, const struct s
     return 0;
 }
 
-static SWF_ALWAYS_INLINE_ int swf_walk_(struct swf_walk_ *w, const struct swf_list_ops *ops,
-                                        swf_init_fn *init)
+static SWF_ALWAYS_INLINE_ int swf_walk_select_(struct swf_walk_ *w, const struct swf_list_ops *ops,
+                                               swf_init_fn *init)
 {
     const struct swf_sweep_config *cfg = w->cfg;
     if (cfg->algo == SWF_RESUME && !swf_list_can_pin(ops) &&
@@ -296,8 +297,8 @@ static SWF_ALWAYS_INLINE_ int swf_sweep_run_(const struct swf_sweep_config *cfg,
     void *small[SWF_SWEEP_RESERVE_DEFAULT * 2];
     void **reserve = small;
     if (cfg->reserve > sizeof(small) / sizeof(small[0])) {
-        reserve = (void **)malloc(cfg->reserve * sizeof(void *));
-        if (reserve == NULL)
+        reserve = SWF_STATIC_CAST_(void **, malloc(cfg->reserve * sizeof(void *)));
+        if (reserve == SWF_NULL_)
             return ENOMEM;
     }
     struct swf_walk_ w;
@@ -311,7 +312,7 @@ static SWF_ALWAYS_INLINE_ int swf_sweep_run_(const struct swf_sweep_config *cfg,
     /* The initial fill, outside any section, as the patch does. Coming up short is not an error
      * yet: NOWAIT may serve every member. */
     (void)swf_reserve_fill_(&w);
-    int err = swf_walk_(&w, ops, init);
+    int err = swf_walk_select_(&w, ops, init);
     swf_reserve_return_(&w);
     swf_cache_free_bulk(cfg->cache, w.batch, w.nbatch);
     if (reserve != small)
@@ -322,5 +323,7 @@ static SWF_ALWAYS_INLINE_ int swf_sweep_run_(const struct swf_sweep_config *cfg,
 #ifdef __cplusplus
 }
 #endif
+
+#endif /* SWEEPFILL_SWEEP_H */
 
 #endif /* SWEEPFILL_SWEEP_INLINE_H */

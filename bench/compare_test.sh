@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# bench/compare_test.sh - bench/compare on two made-up Google Benchmark JSON files, one twice as
+# slow as the other: compare.py must report a time change of +1.0000 for the slower run. TAP;
+# skipped, with the reason, where compare.py or scipy is not installed (bench/compare installs
+# them; a test does not).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+if [ ! -f /usr/share/benchmark/compare.py ] || ! /usr/bin/python3 -c 'import scipy' 2>/dev/null; then
+  echo "ok 1 - bench/compare of two JSON files # SKIP Google Benchmark's compare.py needs libbenchmark-tools and python3-scipy"
+  echo "1..1"
+  exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for t in 10 20; do
+  cat >"$tmp/run$t.json" <<JSON
+{"context": {"date": "x", "host_name": "x", "executable": "x", "num_cpus": 2, "mhz_per_cpu": 1,
+ "caches": [], "load_avg": [], "library_build_type": "release"},
+ "benchmarks": [{"name": "seed/resume/size:64/n:10000/manual_time", "run_name":
+ "seed/resume/size:64/n:10000/manual_time", "run_type": "iteration", "repetitions": 1,
+ "repetition_index": 0, "threads": 1, "iterations": 100, "real_time": $t, "cpu_time": $t,
+ "time_unit": "ms"}]}
+JSON
+done
+out=$("$here/compare" "$tmp/run10.json" "$tmp/run20.json" 2>&1)
+r=$?
+printf '%s\n' "$out" | sed 's/^/# /'
+[ $r = 0 ] && grep -Eq '^seed/resume/size:64/n:10000/manual_time +\+1\.0000 +\+1\.0000' <<<"$out"
+if [ $? = 0 ]; then echo "ok 1 - bench/compare reports B at twice A's time as +1.0000"; else echo "not ok 1 - bench/compare reports B at twice A's time as +1.0000"; fi
+echo "1..1"

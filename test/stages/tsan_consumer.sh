@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# test/stages/tsan_consumer.sh ROOT - a consumer's ThreadSanitizer build is clean with no
+# suppression file. Prints TAP (test/run runs it as a stage).
+#
+# What a user does for a TSan build of their program: build sweepfill with TSan too
+# (-Db_sanitize=thread, which implies -Datomics=c11), install it, and build the program with
+# -fsanitize=thread against the installed copy through pkg-config. The program,
+# test/tsan_consumer/consumer.c, has readers walking a registry and checking each member and
+# object, writers adding and deleting members, and activation switched on and off; it runs with
+# TSAN_OPTIONS naming no suppressions, and TSan must report nothing.
+#
+# The library comes from test/run's tsan stage (build/test-tsan) when that build is there;
+# otherwise this configures and builds the library alone in build/test-tsan-consumer.
+set -u
+root=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
+cd "$root" || exit 1
+n=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
+finish() { echo "1..$n"; exit 0; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if ! printf 'int main(void){return 0;}\n' | cc -fsanitize=thread -x c - -o "$tmp/probe" 2>/dev/null; then
+  echo "ok 1 - tsan consumer # SKIP cc -fsanitize=thread does not link (libtsan missing)"
+  echo "1..1"
+  exit 0
+fi
+
+build=build/test-tsan
+if [ -f "$build/build.ninja" ] && meson introspect --buildoptions "$build" 2>/dev/null |
+  python3 -c 'import json,sys; o={x["name"]: x["value"] for x in json.load(sys.stdin)}; sys.exit(o.get("b_sanitize") != "thread")'; then
+  ninja -C "$build" >"$tmp/build.log" 2>&1
+  ok $? "the library's TSan build ($build, from the tsan stage) is up to date"
+else
+  build=build/test-tsan-consumer
+  if [ -f "$build/build.ninja" ]; then
+    meson setup --reconfigure "$build" >"$tmp/setup.log" 2>&1
+  else
+    meson setup "$build" -Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false \
+      -Dtests=false -Dexamples=false -Dbench=disabled >"$tmp/setup.log" 2>&1
+  fi && ninja -C "$build" >"$tmp/build.log" 2>&1
+  r=$?
+  ok $r "sweepfill built with -Db_sanitize=thread ($build)"
+  [ $r = 0 ] || { tail -n 20 "$tmp/setup.log" "$tmp/build.log" | sed 's/^/# /'; finish; }
+fi
+grep -q -- '-DSWF_ATOMICS_C11' "$build/build.ninja"
+ok $? "the TSan build uses C11 atomics (-Datomics=c11 implied by -Db_sanitize=thread)"
+
+meson install -C "$build" --destdir "$tmp/root" --no-rebuild >"$tmp/install.log" 2>&1
+ok $? "installed into a scratch destdir"
+pc=$(find "$tmp/root" -name sweepfill.pc | head -n 1)
+prefix=$(sed -n 's/^prefix=//p' "${pc:-/dev/null}")
+pkgconf() {
+  PKG_CONFIG_PATH=$(dirname "${pc:-/x}")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \
+    pkg-config --define-variable=prefix="$tmp/root$prefix" "$@"
+}
+libdir=$(pkgconf --variable=libdir sweepfill)
+# shellcheck disable=SC2046
+cc -std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=thread -o "$tmp/consumer" \
+  test/tsan_consumer/consumer.c $(pkgconf --cflags --libs sweepfill) -pthread >"$tmp/cc.log" 2>&1
+r=$?
+ok $r "cc -fsanitize=thread consumer.c \$(pkg-config --cflags --libs sweepfill)"
+[ $r = 0 ] || { sed 's/^/# /' "$tmp/cc.log"; finish; }
+
+# No suppressions: test/run's TSAN_OPTIONS (which name test/tsan.supp) are replaced.
+TSAN_OPTIONS="halt_on_error=0 exitcode=66" \
+  LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+  "$tmp/consumer" --ms 500 --readers 2 --writers 2 >"$tmp/run.log" 2>&1
+status=$?
+reports=$(grep -c '^WARNING: ThreadSanitizer' "$tmp/run.log")
+summary=$(grep '^tsan consumer:' "$tmp/run.log")
+sed 's/^/# /' <<<"$summary"
+[ "$reports" = 0 ]
+ok $? "ThreadSanitizer reports nothing, with no suppression file ($reports reports)"
+[ "$reports" = 0 ] || grep -A 8 '^WARNING: ThreadSanitizer' "$tmp/run.log" | head -n 60 | sed 's/^/# /'
+[ $status = 0 ] && [[ $summary == *": OK" ]]
+ok $? "the consumer's own checks hold: members and objects seen initialised, all released (exit $status)"
+finish
