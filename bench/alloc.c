@@ -5,15 +5,16 @@
  * Runs, each for object sizes 64 B and 4 KiB, on 1 and on 2 threads (each thread its own loop,
  * all threads on one shared cache; wall-clock time):
  *   alloc_pair/cache_nowait     swf_cache_alloc(c, SWF_NOWAIT) then swf_cache_free(c, p)
- *   alloc_pair/cache_inline     the same through cache.h's inline path: swf_cache_alloc_fast(c)
- *                               then swf_cache_free_fast(c, p), no call in the common case
- *   alloc_pair/floor_freelist   a thread-local free list, inline: pop, push. The floor: no
- *                               allocator does less for an alloc and a free
  *   alloc_pair/cache_wait       swf_cache_alloc(c, SWF_WAIT) then swf_cache_free(c, p)
  *   alloc_pair/malloc           malloc(size) then free(p)
- *   alloc_pairs64/...           the alloc_pair runs with 64 pairs per step of the benchmark loop,
- *                               so that the loop's own cost (about 2 ns here) is spread over 64
- *                               pairs: cache_nowait, cache_inline, floor_freelist and malloc
+ *   alloc_pairs64/...           alloc+free pairs, 64 per step of the benchmark loop, so that the
+ *                               loop's own cost (about 2 ns here) is spread over 64 pairs:
+ *     cache_nowait              swf_cache_alloc(c, SWF_NOWAIT), swf_cache_free(c, p)
+ *     cache_inline              cache.h's inline path: swf_cache_alloc_fast(c) then
+ *                               swf_cache_free_fast(c, p), no call in the common case
+ *     floor_freelist            a thread-local free list, inline: pop, push. The floor: no
+ *                               allocator does less for an alloc and a free
+ *     malloc                    malloc(size), free(p)
  *   alloc_batch64/cache_nowait  64 NOWAIT allocations, then the 64 frees in the same order
  *   alloc_batch64/cache_bulk    swf_cache_alloc_bulk(c, SWF_NOWAIT, objs, 64) then
  *                               swf_cache_free_bulk(c, objs, 64)
@@ -135,50 +136,8 @@ static void bm_pair_cache_nowait(swfb_state *st)
     finish(st, "sweepfill", "nowait_fails", fails);
 }
 
-static void bm_pair_cache_inline(swfb_state *st)
-{
-    struct swf_cache *c = setup_cache(st);
-    if (c == NULL)
-        return;
-    uint64_t fails = 0;
-    while (swfb_keep_running(st)) {
-        void *p = swf_cache_alloc_fast(c);
-        swfb_do_not_optimize(p);
-        if (__builtin_expect(p == NULL, 0)) {
-            fails++;
-            continue;
-        }
-        swf_cache_free_fast(c, p);
-    }
-    finish(st, "sweepfill", "nowait_fails", fails);
-}
-
-/* The floor: a singly linked free list in a thread-local head, objects from the cache. */
+/* The floor's free list: a singly linked list in a thread-local head, objects from the cache. */
 static __thread void *freelist;
-
-static void bm_pair_floor_freelist(swfb_state *st)
-{
-    struct swf_cache *c = setup_cache(st);
-    if (c == NULL)
-        return;
-    void *seed[BATCH];
-    size_t got = swf_cache_alloc_bulk(c, SWF_NOWAIT, memset(seed, 0, sizeof(seed)), BATCH);
-    for (size_t i = 0; i < got; i++) {
-        *(void **)seed[i] = freelist;
-        freelist = seed[i];
-    }
-    while (swfb_keep_running(st)) {
-        void *p = freelist;
-        freelist = *(void **)p;
-        swfb_do_not_optimize(p);
-        *(void **)p = freelist;
-        freelist = p;
-    }
-    for (size_t i = 0; i < got; i++)
-        freelist = *(void **)(seed[i] = freelist);
-    swf_cache_free_bulk(c, seed, got);
-    finish(st, "floor", "nowait_fails", got == BATCH ? 0 : 1);
-}
 
 static void bm_pair_cache_wait(swfb_state *st)
 {
@@ -382,8 +341,6 @@ int main(int argc, char **argv)
     swfb_add_context("malloc_library", malloc_library);
 
     add("alloc_pair/cache_nowait", bm_pair_cache_nowait);
-    add("alloc_pair/cache_inline", bm_pair_cache_inline);
-    add("alloc_pair/floor_freelist", bm_pair_floor_freelist);
     add("alloc_pair/cache_wait", bm_pair_cache_wait);
     add("alloc_pair/malloc", bm_pair_malloc);
     add("alloc_pairs64/cache_nowait", bm_pairs64_cache_nowait);

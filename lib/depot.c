@@ -73,34 +73,13 @@ size_t swf_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struc
 
 void *swf_depot_take_one(struct swf_cache *c)
 {
-    uint32_t i = swf_istack_pop(&c->partial, &c->mags);
-    if (i == UINT32_MAX)
-        i = swf_istack_pop(&c->full, &c->mags);
-    if (i != UINT32_MAX) {
-        struct swf_mag *m = swf_mag_at(c, i);
-        swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
-        void *obj = m->pub.obj[--m->pub.n];
-        swf_depot_put(c, m);
-        return obj;
-    }
-    struct swf_mag one;
-    one.pub.n = 0;
-    return swf_loose_take(c, &one, 1) ? one.pub.obj[0] : NULL;
+    void *obj;
+    return swf_depot_take_into(c, &obj, 1) ? obj : NULL;
 }
 
 void swf_depot_put_one(struct swf_cache *c, void *obj)
 {
-    uint32_t i = swf_istack_pop(&c->partial, &c->mags);
-    struct swf_mag *m;
-    if (i != UINT32_MAX) {
-        m = swf_mag_at(c, i);
-        swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
-    } else if ((m = swf_depot_get_empty(c)) == NULL) {
-        swf_loose_push(c, obj);
-        return;
-    }
-    m->pub.obj[m->pub.n++] = obj;
-    swf_depot_put(c, m);
+    swf_depot_put_many(c, &obj, 1);
 }
 
 uint32_t swf_depot_take_into(struct swf_cache *c, void **dst, uint32_t want)
@@ -108,11 +87,12 @@ uint32_t swf_depot_take_into(struct swf_cache *c, void **dst, uint32_t want)
     uint32_t i = swf_istack_pop(&c->partial, &c->mags);
     if (i == UINT32_MAX)
         i = swf_istack_pop(&c->full, &c->mags);
-    if (i == UINT32_MAX) {
-        void *obj = swf_depot_take_one(c); /* the loose list */
-        if (obj == NULL)
+    if (i == UINT32_MAX) { /* the loose list */
+        struct swf_mag one;
+        one.pub.n = 0;
+        if (swf_loose_take(c, &one, 1) == 0)
             return 0;
-        dst[0] = obj;
+        dst[0] = one.pub.obj[0];
         return 1;
     }
     struct swf_mag *m = swf_mag_at(c, i);
