@@ -15,21 +15,10 @@
 set -u -o pipefail
 src=$(cd "${1:?usage: abi.sh SRCROOT}" && pwd)
 build=$src/build/stage-abi
-n=0
-failed=0
-ok() { # status text
-  n=$((n + 1))
-  if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
-}
+# shellcheck source=lib/tap.bash
+. "$(dirname "$0")/lib/tap.bash"
 show() { tail -n "${2:-25}" "$1" | sed 's/^/# /'; }
-finish() { echo "1..$n"; exit $failed; }
-for tool in abidw abidiff meson ninja readelf nm; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "ok 1 # SKIP $tool is not installed (Debian: abigail-tools, meson, ninja-build, binutils)"
-    echo "1..1"
-    exit 0
-  fi
-done
+require_tools "abigail-tools, meson, ninja-build, binutils" abidw abidiff meson ninja readelf nm
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=abi/abi.bash

@@ -12,19 +12,9 @@
 set -u -o pipefail
 src=$(cd "${1:?usage: cmake.sh SRCROOT}" && pwd)
 build=$src/build/stage-cmake
-n=0
-failed=0
-ok() { # status text
-  n=$((n + 1))
-  if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
-}
-for tool in cmake meson ninja readelf; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "ok 1 # SKIP $tool is not installed (Debian: cmake, meson, ninja-build, binutils)"
-    echo "1..1"
-    exit 0
-  fi
-done
+# shellcheck source=lib/tap.bash
+. "$(dirname "$0")/lib/tap.bash"
+require_tools "cmake, meson, ninja-build, binutils" cmake meson ninja readelf
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 show() { tail -n 25 "$@" | sed 's/^/# /'; }
@@ -112,5 +102,4 @@ probe 9.0 1
 probe 1.0 1
 probe 0.99 1
 
-echo "1..$n"
-exit $failed
+finish

@@ -15,22 +15,11 @@
 # Skips itself when dpkg-buildpackage or debhelper is missing.
 set -u -o pipefail
 src=$(cd "${1:?usage: deb.sh SRCROOT}" && pwd)
-n=0
-failed=0
-ok() { # status text
-  n=$((n + 1))
-  if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
-}
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+# shellcheck source=lib/tap.bash
+. "$(dirname "$0")/lib/tap.bash"
 show() { tail -n "${2:-25}" "$1" | sed 's/^/# /'; }
-finish() { echo "1..$n"; exit $failed; }
-for tool in dpkg-buildpackage dh dh_auto_configure meson ninja pkg-config cc; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "ok 1 # SKIP $tool is not installed (Debian: dpkg-dev, debhelper, meson, ninja-build, pkg-config, build-essential)"
-    echo "1..1"
-    exit 0
-  fi
-done
+require_tools "dpkg-dev, debhelper, meson, ninja-build, pkg-config, build-essential" \
+  dpkg-buildpackage dh dh_auto_configure meson ninja pkg-config cc
 tmp=$(mktemp -d)
 installed_here=0
 # shellcheck disable=SC2317 # called by the trap

@@ -14,19 +14,9 @@
 set -u -o pipefail
 src=$(cd "${1:?usage: man.sh SRCROOT}" && pwd)
 build=$src/build/stage-man
-n=0
-failed=0
-ok() { # status text
-  n=$((n + 1))
-  if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
-}
-for tool in mandoc meson ninja nm; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "ok 1 # SKIP $tool is not installed (Debian: mandoc, meson, ninja-build, binutils)"
-    echo "1..1"
-    exit 0
-  fi
-done
+# shellcheck source=lib/tap.bash
+. "$(dirname "$0")/lib/tap.bash"
+require_tools "mandoc, meson, ninja-build, binutils" mandoc meson ninja nm
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -109,7 +99,8 @@ ok $? "the coverage check reports an undocumented name (control)"
 
 # What users call: exported functions and variables, public function-like macros, public inline
 # functions. Names ending in an underscore are internal.
-exported=$(nm -D --defined-only "$so" | awk '{print $3}' | sed 's/@.*//' | grep '^swf_' | sort -u)
+exported=$(nm -D --defined-only "$so" | awk '{print $3}' | sed 's/@.*//' | grep '^swf_' |
+  grep -v '_$' | sort -u)
 [ -n "$exported" ]
 ok $? "libsweepfill.so exports swf_ symbols ($(echo "$exported" | wc -l))"
 macros=$(cat "$incdir"/*.h | sed -n 's/^#define \(SWF_[A-Z0-9_]*[A-Z0-9]\)(.*/\1/p' | sort -u)
@@ -143,5 +134,4 @@ done
 [ -z "$missing" ]
 ok $? "every examples/*.c is installed under share/doc/sweepfill/examples${missing:+ (not:$missing)}"
 
-echo "1..$n"
-exit $failed
+finish

@@ -1,0 +1,29 @@
+# test/stages/lib/tap.bash - what every test/run stage script shares: TAP points, the plan, and
+# skipping the whole stage when a tool is missing. Source it; it sets n and failed.
+#   ok STATUS TEXT      a point: "ok N - TEXT" when STATUS is 0, else "not ok N - TEXT"
+#   skip TEXT           a skipped point
+#   finish              the plan, and exit 1 if a point failed
+#   require_tools HINT TOOL...   when a TOOL is missing: one skipped point naming it and HINT
+#                                (the Debian packages to install), the plan, exit 0
+n=0
+failed=0
+ok() {
+  n=$((n + 1))
+  if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=1; fi
+}
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+finish() {
+  echo "1..$n"
+  exit $failed
+}
+require_tools() {
+  local hint=$1 tool
+  shift
+  for tool in "$@"; do
+    if ! command -v "$tool" >/dev/null; then
+      echo "ok 1 # SKIP $tool is not installed (Debian: $hint)"
+      echo "1..1"
+      exit 0
+    fi
+  done
+}
