@@ -155,47 +155,86 @@ int swf_cache_free(struct swf_cache *c, void *obj)
 
 /* ---- bulk ----------------------------------------------------------------------------------- */
 
-/* NOWAIT objects for the NULL entries of objs, no injection: a bound thread's magazines (whole
- * depot magazines exchanged as they empty), or a depot magazine at a time. */
-static void take_bulk(struct swf_cache *c, void **objs, size_t n)
+/* Debug checks: objs[i .. end-1] were just handed out. */
+static void mark_given(struct swf_cache *c, void *const *objs, size_t i, size_t end)
 {
-    struct swf_tstate *ts = swf_tls_get(&c->owner);
-    if (ts == NULL)
-        ts = swf_tstate_bind_nowait(c);
+    for (; SWF_DEBUG && i < end; i++)
+        swf_debug_transition(c, "swf_cache_alloc_bulk", objs[i], OBJ_FREE, OBJ_ALLOC);
+}
+
+/* The run of entries from i that are NULL (want_null) or not: one past its end. */
+static size_t run_end(void *const *objs, size_t i, size_t n, bool want_null)
+{
+    while (i < n && (objs[i] == NULL) == want_null)
+        i++;
+    return i;
+}
+
+/* Give a bound thread's objects to the NULL entries: whole runs copied from its loaded magazine,
+ * which swf_tstate_take refills (prev, then a depot magazine) as it runs dry. */
+static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void **objs, size_t n)
+{
+    size_t given = 0;
+    for (size_t i = run_end(objs, 0, n, false); i < n; i = run_end(objs, i, n, false)) {
+        for (size_t end = run_end(objs, i, n, true); i < end;) {
+            struct swf_magazine_ *m = ts->pub.loaded;
+            if (m->n == 0) {
+                void *obj = swf_tstate_take(c, ts);
+                if (obj == NULL)
+                    return given;
+                objs[i] = obj;
+                mark_given(c, objs, i, i + 1);
+                i++;
+                given++;
+                continue;
+            }
+            uint32_t k = m->n < end - i ? m->n : (uint32_t)(end - i);
+            m->n -= k;
+            memcpy(&objs[i], &m->obj[m->n], k * sizeof(void *));
+            mark_given(c, objs, i, i + k);
+            i += k;
+            given += k;
+        }
+    }
+    return given;
+}
+
+/* The same for a thread without a state: a depot magazine's worth at a time. */
+static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
+{
     size_t given = 0;
     void *buf[MAG_CAP];
     uint32_t nbuf = 0, next = 0; /* objects in buf not given yet: buf[next .. nbuf-1] */
     for (size_t i = 0; i < n; i++) {
         if (objs[i] != NULL)
             continue;
-        void *obj;
-        if (ts != NULL) {
-            struct swf_magazine_ *m = ts->pub.loaded;
-            obj = m->n > 0 ? m->obj[--m->n] : swf_tstate_take(c, ts);
-        } else {
-            if (next == nbuf) {
-                nbuf = swf_depot_take_into(c, buf, MAG_CAP), next = 0;
-            }
-            obj = next < nbuf ? buf[next++] : NULL;
-        }
-        if (obj == NULL)
+        if (next == nbuf && (nbuf = swf_depot_take_into(c, buf, MAG_CAP), next = 0, nbuf == 0))
             break;
-        swf_debug_transition(c, "swf_cache_alloc_bulk", obj, OBJ_FREE, OBJ_ALLOC);
-        objs[i] = obj;
+        objs[i] = buf[next++];
+        mark_given(c, objs, i, i + 1);
         given++;
     }
     if (next < nbuf)
         swf_depot_put_many(c, buf + next, nbuf - next); /* took more than needed: back */
-    size_t failed = 0; /* entries left NULL: each a failed NOWAIT call, as single calls count */
-    for (size_t i = 0; i < n; i++)
-        failed += objs[i] == NULL;
+    return given;
+}
+
+/* NOWAIT objects for the `nulls` NULL entries of objs, no injection. Returns how many it gave;
+ * the entries left NULL count as failed NOWAIT calls, as single calls would. */
+static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls)
+{
+    struct swf_tstate *ts = swf_tls_get(&c->owner);
+    if (ts == NULL)
+        ts = swf_tstate_bind_nowait(c);
+    size_t given = ts ? take_bulk_bound(c, ts, objs, n) : take_bulk_shared(c, objs, n);
     if (ts != NULL) {
         swf_counter_add(&ts->pub.x_allocs_nowait, given);
-        swf_counter_add(&ts->x_fails_nowait, failed);
+        swf_counter_add(&ts->x_fails_nowait, nulls - given);
     } else {
         swf_fetch_add_relaxed_64(&c->x_allocs_nowait, given);
-        swf_fetch_add_relaxed_64(&c->x_fails_nowait, failed);
+        swf_fetch_add_relaxed_64(&c->x_fails_nowait, nulls - given);
     }
+    return given;
 }
 
 /* An alloc_bulk failure: errno and the reason set, nothing to count. */
@@ -213,49 +252,73 @@ size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void 
         return bulk_fails(EINVAL, "mode is neither SWF_NOWAIT nor SWF_WAIT");
     if (objs == NULL && n > 0)
         return bulk_fails(EINVAL, "objs is NULL and n is not 0");
-    /* WAIT, and NOWAIT under injection, one call per entry: injection numbers every call. */
-    bool one_by_one = mode == SWF_WAIT || (swf_load_relaxed_32(&c->owner.head.x_slow) & SLOW_FAILSLAB);
-    if (!one_by_one)
-        take_bulk(c, objs, n);
-    size_t set = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (objs[i] == NULL && one_by_one)
-            objs[i] = swf_cache_alloc(c, mode);
-        set += objs[i] != NULL;
+    size_t nulls = 0;
+    for (size_t i = 0; i < n; i++)
+        nulls += objs[i] == NULL;
+    size_t given = 0;
+    if (mode == SWF_NOWAIT && !(swf_load_relaxed_32(&c->owner.head.x_slow) & SLOW_FAILSLAB)) {
+        given = take_bulk(c, objs, n, nulls);
+    } else {
+        /* WAIT, and NOWAIT under injection, one call per entry: injection numbers every call. */
+        for (size_t i = 0; i < n; i++)
+            if (objs[i] == NULL && (objs[i] = swf_cache_alloc(c, mode)) != NULL)
+                given++;
     }
-    if (set < n)
+    if (given < nulls)
         errno = swf_fail(__func__, mode == SWF_NOWAIT ? EAGAIN : ENOMEM,
                          mode == SWF_NOWAIT
                              ? "not enough objects ready for this thread (or failures injected)"
                              : "the limit, the magazine table or the system stopped it");
-    return set;
+    return n - nulls + given;
+}
+
+/* Put a bound thread's runs of non-NULL entries into its loaded magazine, whole runs copied;
+ * swf_tstate_put makes room (prev, an empty depot magazine) as it fills. Returns how many. */
+static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *const *objs,
+                               size_t n)
+{
+    uint64_t freed = 0;
+    for (size_t i = run_end(objs, 0, n, true); i < n; i = run_end(objs, i, n, true)) {
+        for (size_t end = run_end(objs, i, n, false); i < end;) {
+            struct swf_magazine_ *m = ts->pub.loaded;
+            uint32_t room = MAG_CAP - m->n;
+            if (room == 0) {
+                swf_tstate_put(c, ts, objs[i++]);
+                freed++;
+                continue;
+            }
+            uint32_t k = room < end - i ? room : (uint32_t)(end - i);
+            memcpy(&m->obj[m->n], &objs[i], k * sizeof(void *));
+            m->n += k;
+            i += k;
+            freed += k;
+        }
+    }
+    return freed;
 }
 
 int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     SWF_CHECK_ARG(objs == NULL && n > 0, EINVAL, "objs is NULL and n is not 0");
+    for (size_t i = 0; SWF_DEBUG && i < n; i++)
+        if (objs[i] != NULL)
+            swf_debug_transition(c, "swf_cache_free_bulk", objs[i], OBJ_ALLOC, OBJ_FREE);
     struct swf_tstate *ts = swf_tls_get(&c->owner);
     if (ts == NULL)
         ts = swf_tstate_bind_nowait(c);
+    if (ts != NULL) {
+        swf_counter_add(&ts->pub.x_frees, put_bulk_bound(c, ts, objs, n));
+        return 0;
+    }
     void *buf[MAG_CAP];
     uint32_t nbuf = 0;
     uint64_t freed = 0;
     for (size_t i = 0; i < n; i++) {
-        void *obj = objs[i];
-        if (obj == NULL)
+        if (objs[i] == NULL)
             continue;
-        swf_debug_transition(c, "swf_cache_free_bulk", obj, OBJ_ALLOC, OBJ_FREE);
+        buf[nbuf++] = objs[i];
         freed++;
-        if (ts != NULL) {
-            struct swf_magazine_ *m = ts->pub.loaded;
-            if (m->n < MAG_CAP)
-                m->obj[m->n++] = obj;
-            else
-                swf_tstate_put(c, ts, obj);
-            continue;
-        }
-        buf[nbuf++] = obj;
         if (nbuf == MAG_CAP) {
             swf_depot_put_many(c, buf, nbuf);
             nbuf = 0;
@@ -263,10 +326,7 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
     }
     if (nbuf > 0)
         swf_depot_put_many(c, buf, nbuf);
-    if (ts != NULL)
-        swf_counter_add(&ts->pub.x_frees, freed);
-    else
-        swf_fetch_add_relaxed_64(&c->x_frees, freed);
+    swf_fetch_add_relaxed_64(&c->x_frees, freed);
     return 0;
 }
 
