@@ -354,7 +354,8 @@ def sidebyside(before, after, pattern=None, metrics=None, labels=("before", "aft
     matched by run name (labels may differ); pattern (a regex searched in the name) selects
     runs. metrics: "time" (real time per iteration), "cpu_time", or counter names; by default
     the time and every counter either side has for that run. A row per (run, metric): the
-    median on each side (over repetitions and files) and after / before."""
+    median on each side (over repetitions and files) and after / before; a metric neither side
+    has for a run is left out."""
     a, b = _by_name(_load(before), pattern), _by_name(_load(after), pattern)
     names = list(a) + [n for n in b if n not in a]
     rows = []
@@ -383,6 +384,8 @@ def sidebyside(before, after, pattern=None, metrics=None, labels=("before", "aft
                     v = _metric(g, metric)
                     cells.append(_fmt_metric(metric, v))
                     vals.append(v)
+            if vals == [None, None] and cells == ["-", "-"]:
+                continue  # neither side has this metric for this run
             rows.append([name, metric] + cells + [_ratio_text(vals[1], vals[0])])
     return report.md_table(["run", "metric", labels[0], labels[1],
                             f"{labels[1]} / {labels[0]}"], rows, "llrrr")
