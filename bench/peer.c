@@ -29,10 +29,11 @@
  * adding them to the registry) before the clock starts, so that copy-on-write faults on the
  * members fall outside the measurement, then:
  *   - starts a synchronizer thread that loops a grace-period wait - synchronize_rcu() for the
- *     urcu variant, ck_epoch_synchronize() on the sweep's epoch for the swf_sweep variants,
+ *     urcu variant (which sleeps on a futex while it waits), ck_epoch_synchronize_wait() on the
+ *     sweep's epoch for the swf_sweep variants with the wait sweepfill itself uses (yield the CPU
+ *     at each scan that finds a reader in an older section, as lib/epoch_wait.c), and
  *     swf_registry_synchronize() for the registry - sleeping 100 us between waits (as
- *     bench_sections' does, so that on two shared cores it takes a CPU only while it waits), and
- *     records the longest single wait;
+ *     bench_sections' does), and records the longest single wait and its own CPU time;
  *   - runs the activation (manual time; for the swf_sweep variants grow + sweep, for the
  *     registry activate, which grows first too);
  *   - counts the minor page faults the activating thread takes (getrusage RUSAGE_THREAD): over
@@ -41,22 +42,27 @@
  *     are internal to it, so only its total is known (reported as -1 inside sections).
  * The child reports through shared memory and exits without cleaning up.
  *
+ * With --syncer=0 no synchronizer runs: the activation alone (label and context say so).
+ *
  * Counters (per measurement; report.py takes medians over repetitions): seconds, grow_s,
  * sweep_s, ns_per_member, max_gp_wait_s (the synchronizer's longest wait), grace_periods (waits
  * completed while the activation ran), faults_total, faults_in_sections, faults_grow (during
  * the grow), sections, longest_section_s (the longest section in time; -1 for the registry),
- * longest_section (visits), preemptions (involuntary context switches of the activating thread).
+ * longest_section (visits), preemptions (involuntary context switches of the activating thread),
+ * cpu_s (the activating thread's CPU time), syncer_cpu_s (the synchronizer's CPU time while the
+ * activation ran: a wait that spins or yields takes a core from the activation on 2 cores).
  *
  * liburcu's read side is used inline (_LGPL_SOURCE), as a program that cares about its speed
  * would; that only makes the peer faster.
  *
- * Own flags: --n=, --sizes=, --quick.
+ * Own flags: --n=, --sizes=, --quick, --syncer=0|1 (default 1).
  */
 #define _LGPL_SOURCE 1
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -186,12 +192,20 @@ static struct plist *plist_get(size_t n)
 struct presult {
     int done;
     char msg[160];
-    double seconds, grow_s, sweep_s, max_gp_s, longest_section_s;
+    double seconds, grow_s, sweep_s, max_gp_s, longest_section_s, cpu_s, syncer_cpu_s;
     double faults_total, faults_sections, faults_grow, preemptions;
     double grace_periods, sections, longest_section;
 };
 
-static struct presult *shared; /* MAP_SHARED: written by the child, read by the parent */
+static struct presult *shared;  /* MAP_SHARED: written by the child, read by the parent */
+static bool with_syncer = true; /* --syncer */
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void thread_usage(long *minflt, long *nivcsw)
 {
@@ -217,10 +231,17 @@ enum variant { V_URCU, V_RESUME, V_RESUME_BOUNDED, V_REGISTRY };
 struct syncer {
     enum variant v;
     struct swf_registry *r;
-    int stop, started;
-    uint64_t max_ns, calls;
+    int stop, started, measuring;
+    uint64_t max_ns, calls, cpu_start, cpu_ns;
     pthread_t thread;
 };
+
+/* What sweepfill does while a grace period is held back (lib/epoch_wait.c): yield the CPU. */
+static void wait_yield(ck_epoch_t *e, ck_epoch_record_t *rec, void *arg)
+{
+    (void)e, (void)rec, (void)arg;
+    sched_yield();
+}
 
 static void *syncer_main(void *arg)
 {
@@ -228,13 +249,14 @@ static void *syncer_main(void *arg)
     ck_epoch_record_t *rec =
         s->v == V_RESUME || s->v == V_RESUME_BOUNDED ? bench_epoch_record() : NULL;
     const struct timespec pause = {0, 100000};
+    s->cpu_start = thread_cpu_ns();
     __atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
         uint64_t t0 = bench_now_ns();
         if (s->v == V_URCU)
             synchronize_rcu();
         else if (rec != NULL)
-            ck_epoch_synchronize(rec);
+            ck_epoch_synchronize_wait(rec->global, wait_yield, NULL);
         else
             swf_registry_synchronize(s->r);
         uint64_t t = bench_now_ns() - t0;
@@ -243,6 +265,7 @@ static void *syncer_main(void *arg)
         s->calls++;
         nanosleep(&pause, NULL);
     }
+    s->cpu_ns = thread_cpu_ns() - s->cpu_start;
     return NULL;
 }
 
@@ -319,15 +342,17 @@ static const char *child_run(enum variant v, struct plist *l, size_t size, struc
         sy.r = reg;
     }
 
-    if (pthread_create(&sy.thread, NULL, syncer_main, &sy) != 0)
-        return "pthread_create failed";
-    while (!__atomic_load_n(&sy.started, __ATOMIC_ACQUIRE))
-        sched_yield();
+    if (with_syncer) {
+        if (pthread_create(&sy.thread, NULL, syncer_main, &sy) != 0)
+            return "pthread_create failed";
+        while (!__atomic_load_n(&sy.started, __ATOMIC_ACQUIRE))
+            sched_yield();
+    }
 
     const char *msg = NULL;
     long f0, p0, f1, p1, fg0 = 0, fg1 = 0;
     thread_usage(&f0, &p0);
-    uint64_t t0 = bench_now_ns(), tg = t0;
+    uint64_t c0 = thread_cpu_ns(), t0 = bench_now_ns(), tg = t0;
     if (v == V_URCU) {
         struct pmember *m;
         rcu_read_lock();
@@ -385,11 +410,14 @@ static const char *child_run(enum variant v, struct plist *l, size_t size, struc
         r->sections = (double)ss.sections;
         r->longest_section = (double)ss.longest_section;
     }
-    uint64_t t1 = bench_now_ns();
+    uint64_t t1 = bench_now_ns(), c1 = thread_cpu_ns();
     thread_usage(&f1, &p1);
-    __atomic_store_n(&sy.stop, 1, __ATOMIC_RELEASE);
-    pthread_join(sy.thread, NULL);
-
+    if (with_syncer) {
+        __atomic_store_n(&sy.stop, 1, __ATOMIC_RELEASE);
+        pthread_join(sy.thread, NULL);
+    }
+    r->cpu_s = (double)(c1 - c0) * 1e-9;
+    r->syncer_cpu_s = (double)sy.cpu_ns * 1e-9; /* up to its last wait, just after t1 */
     r->seconds = (double)(t1 - t0) * 1e-9;
     r->grow_s = (double)(tg - t0) * 1e-9;
     r->sweep_s = (double)(t1 - tg) * 1e-9;
@@ -461,6 +489,8 @@ static void bm_peer(swfb_state *st)
         sum.max_gp_s += r->max_gp_s;
         worst_gp = r->max_gp_s > worst_gp ? r->max_gp_s : worst_gp;
         sum.longest_section_s += r->longest_section_s;
+        sum.cpu_s += r->cpu_s;
+        sum.syncer_cpu_s += r->syncer_cpu_s;
         sum.faults_total += r->faults_total;
         sum.faults_sections += r->faults_sections;
         sum.faults_grow += r->faults_grow;
@@ -493,15 +523,21 @@ static void bm_peer(swfb_state *st)
         {"grace_periods", offsetof(struct presult, grace_periods)},
         {"sections", offsetof(struct presult, sections)},
         {"longest_section", offsetof(struct presult, longest_section)},
+        {"cpu_s", offsetof(struct presult, cpu_s)},
+        {"syncer_cpu_s", offsetof(struct presult, syncer_cpu_s)},
     };
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         swfb_counter_set(st, fields[i].name,
                          *(const double *)((const char *)&sum + fields[i].off) / k,
                          SWFB_COUNTER_PLAIN);
     swfb_counter_set(st, "worst_gp_wait_s", worst_gp, SWFB_COUNTER_PLAIN);
+    swfb_counter_set(st, "syncer", with_syncer ? 1 : 0, SWFB_COUNTER_PLAIN);
     swfb_counter_set(st, "ns_per_member", n ? sum.seconds / k * 1e9 / (double)n : 0,
                      SWFB_COUNTER_PLAIN);
-    swfb_set_label(st, v == V_URCU ? PEER_MALLOC : "sweepfill");
+    char label[64];
+    snprintf(label, sizeof(label), "%s%s", v == V_URCU ? PEER_MALLOC : "sweepfill",
+             with_syncer ? "" : ", no synchronizer");
+    swfb_set_label(st, label);
 }
 
 /* ---- main ------------------------------------------------------------------------------------ */
@@ -557,6 +593,14 @@ int main(int argc, char **argv)
                     (long long)sizes[i], sizeof(struct bobj));
             return 1;
         }
+    const char *sv = bench_take_flag(&argc, argv, "syncer");
+    if (sv != NULL) {
+        if (strcmp(sv, "0") != 0 && strcmp(sv, "1") != 0) {
+            fprintf(stderr, "bench_peer: --syncer=%s: expected 0 or 1\n", sv);
+            return 1;
+        }
+        with_syncer = sv[0] == '1';
+    }
     char lib[4096];
     if (check_malloc(lib, sizeof(lib)) != 0)
         return 1;
@@ -569,7 +613,9 @@ int main(int argc, char **argv)
     swfb_add_context("peer_malloc_library", lib);
     swfb_add_context("urcu_flavour", "memb (liburcu, <urcu.h>), read side inline");
     swfb_add_context("members", "128-byte structs, one shuffled order on every list");
-    swfb_add_context("synchronizer", "one thread: a grace-period wait, then 100 us of sleep");
+    swfb_add_context("synchronizer", with_syncer
+                                         ? "one thread: a grace-period wait, then 100 us of sleep"
+                                         : "none (--syncer=0)");
     swfb_add_context("measurement", "each in a freshly forked child: a first activation");
 
     static const struct {

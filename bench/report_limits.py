@@ -165,7 +165,8 @@ PEER_VARIANTS = [
 _PEER_RE = re.compile(r"^peer/(\w+)/size:(\d+)/n:(\d+)(?:/.*)?$")
 _PEER_COUNTERS = ("seconds", "grow_s", "sweep_s", "max_gp_wait_s", "faults_total",
                   "faults_in_sections", "faults_grow", "sections", "longest_section_s",
-                  "longest_section", "preemptions", "grace_periods")
+                  "longest_section", "preemptions", "grace_periods", "cpu_s", "syncer_cpu_s",
+                  "syncer")
 
 
 def peer_results(runs):
@@ -179,6 +180,7 @@ def peer_results(runs):
         for k in _PEER_COUNTERS:
             r[k] = _median_counter(g, k)
         r["worst_gp"] = _max_counter(g, "max_gp_wait_s")
+        r["no_syncer"] = r["syncer"] == 0  # absent (older runs): a synchronizer ran
         ctx = g["runs"][0]["context"] if g["runs"] else {}
         r["malloc"] = ctx.get("peer_malloc", "malloc")
         out.append(r)
@@ -211,12 +213,14 @@ def peer_markdown(runs):
                 name = name.replace("malloc", f"malloc ({malloc})")
             if r["error"]:
                 rows.append([f"{n:,}", report._size_text(size), name, "error: " + r["error"]] +
-                            ["-"] * 8)
+                            ["-"] * 10)
                 continue
             rows.append([f"{n:,}", report._size_text(size), name, _ms(r["seconds"]),
                          report.fmt_num(r["seconds"] / n * 1e9) if r["seconds"] else "-",
-                         _ratio_text(r["seconds"], base and base["seconds"]),
+                         _ratio_text(r["seconds"], base and base["seconds"]), _ms(r["cpu_s"]),
+                         "no waiter" if r["no_syncer"] else
                          f"{_ms(r['max_gp_wait_s'])} ({_ms(r['worst_gp'])})",
+                         "-" if r["no_syncer"] else _ms(r["syncer_cpu_s"]),
                          _count_or_na(r["faults_in_sections"]), _count_or_na(r["faults_total"]),
                          report.fmt_count(r["sections"]),
                          "n/a" if r["longest_section_s"] is None or r["longest_section_s"] < 0
@@ -227,6 +231,13 @@ def peer_markdown(runs):
         for r in here:
             if r["variant"] == "urcu_malloc" or r["error"] or not r["seconds"]:
                 continue
+            if r["no_syncer"] or base["no_syncer"]:
+                lines.append(f"{n:,} × {report._size_text(size)}, {names.get(r['variant'])}: "
+                             f"activation {_ratio_text(r['seconds'], base['seconds'])} the urcu "
+                             f"peer's (no grace-period waiter); page faults inside sections "
+                             f"{_count_or_na(r['faults_in_sections'])} (the peer's "
+                             f"{_count_or_na(base['faults_in_sections'])})")
+                continue
             lines.append(f"{n:,} × {report._size_text(size)}, {names.get(r['variant'])}: "
                          f"activation {_ratio_text(r['seconds'], base['seconds'])} the urcu "
                          f"peer's; longest grace period {_ms(r['max_gp_wait_s'])} ms (the peer's "
@@ -235,15 +246,18 @@ def peer_markdown(runs):
                          f"faults inside sections {_count_or_na(r['faults_in_sections'])} (the "
                          f"peer's {_count_or_na(base['faults_in_sections'])})")
     text = report.md_table(
-        ["N", "object", "variant", "activation ms", "ns/member", "× urcu", "longest GP wait ms "
-         "(worst)", "faults in sections", "faults, whole activation", "sections",
-         "longest section ms", "preemptions"], rows, "lllrrrrrrrrr")
+        ["N", "object", "variant", "activation ms", "ns/member", "× urcu", "CPU ms",
+         "longest GP wait ms (worst)", "waiter CPU ms", "faults in sections",
+         "faults, whole activation", "sections", "longest section ms", "preemptions"], rows,
+        "lllrrrrrrrrrrr")
     text += ("\nactivation: from the start of the work to its end, memory preparation included "
              "(swf_sweep: swf_cache_grow(N + 32) then the sweep; the registry's activate grows "
              "first too); each measurement is a first activation in a freshly forked process. "
              "longest GP wait: the longest single grace-period wait of a thread looping "
              "synchronize_rcu() / ck_epoch_synchronize() / swf_registry_synchronize() (100 µs "
-             "apart) during the activation: median of the measurements, worst in brackets. "
+             "apart) during the activation: median of the measurements, worst in brackets; waiter CPU: "
+             "that thread's CPU time meanwhile (a wait that spins or yields takes a core from "
+             "the activation); CPU: the activating thread's CPU time. "
              "faults in sections: minor page faults of the activating thread inside read-side "
              "sections (n/a: the registry's sections are internal to it); whole activation: all "
              "of its faults, the grow's included. preemptions: its involuntary context "

@@ -82,14 +82,20 @@ with tempfile.TemporaryDirectory() as d:
                           rep=rep, seconds=secs, grow_s=0, sweep_s=secs, max_gp_wait_s=g,
                           faults_total=1000100, faults_in_sections=fs, faults_grow=0,
                           sections=1, longest_section_s=-1 if fs < 0 else secs,
-                          longest_section=1000000, preemptions=3, grace_periods=4))
+                          longest_section=1000000, preemptions=3, grace_periods=4, cpu_s=1.0,
+                          syncer_cpu_s=0.5, syncer=1))
     ppath = write(d, "peer.json", pr, {"peer_malloc": "tcmalloc"})
     pmd = report_limits.peer_markdown(report.load_runs([ppath]))
     ok("| 1,000,000 | 4 KiB | urcu list + malloc (tcmalloc), one read-side section | 2,000 | "
-       "2,000 | 1.00× | 2,000 (4,000) | 1,000,000 |" in pmd,
-       "the peer row: activation, ns/member, longest GP wait (median, worst), faults")
-    ok("| swf_registry_activate (bound 1024) | 2,400 | 2,400 | 1.20× | 2.00 (4.00) | n/a |"
-       in pmd, "the registry row: faults inside its sections are n/a")
+       "2,000 | 1.00× | 1,000 | 2,000 (4,000) | 500 | 1,000,000 |" in pmd,
+       "the peer row: activation, ns/member, CPU, longest GP wait (median, worst), the "
+       "waiter's CPU, faults")
+    ok("| swf_registry_activate (bound 1024) | 2,400 | 2,400 | 1.20× | 1,000 | 2.00 (4.00) | "
+       "500 | n/a |" in pmd, "the registry row: faults inside its sections are n/a")
+    nos = [dict(r, syncer=0, max_gp_wait_s=0) for r in pr]
+    nmd = report_limits.peer_markdown(report.load_runs([write(d, "peer0.json", nos)]))
+    ok("| no waiter | - |" in nmd and "(no grace-period waiter)" in nmd,
+       "a run without a synchronizer (--syncer=0) says so instead of a grace period")
     ok("peer / this = 2,000×" in pmd, "the summary compares grace periods with the peer's")
 
     # ---- threads ----------------------------------------------------------------------------
