@@ -372,6 +372,17 @@ def sidebyside(before, after, pattern=None, metrics=None, labels=("before", "aft
     has for a run is left out."""
     a, b = _by_name(_load(before), pattern), _by_name(_load(after), pattern)
     names = list(a) + [n for n in b if n not in a]
+    # Registration order (Google Benchmark's family_index, per_family_instance_index), which
+    # --benchmark_enable_random_interleaving does not change; first seen where absent.
+    seen = {n: i for i, n in enumerate(names)}
+
+    def order(name):
+        for g in (a.get(name), b.get(name)):
+            for r in (g["runs"] if g else []):
+                if "family_index" in r:
+                    return (r["family_index"], r.get("per_family_instance_index", 0))
+        return (float("inf"), seen[name])
+    names.sort(key=order)
     rows = []
     for name in names:
         ga, gb = a.get(name), b.get(name)

@@ -136,6 +136,10 @@ with tempfile.TemporaryDirectory() as d:
     full = report.sidebyside(a + "," + a, b)
     ok("error: broken on purpose" in full and "| time | 150 ms |" in full,
        "report.sidebyside: comma-separated files, errors shown, every counter by default")
+    shuffled = [dict(run("x/b", 0.2), family_index=1), dict(run("x/a", 0.1), family_index=0)]
+    sb = report_limits.sidebyside(shuffled, shuffled, metrics=["time"])
+    ok(sb.index("x/a") < sb.index("x/b"),
+       "rows come in registration order (family_index), whatever order the runs ran in")
     out = os.path.join(d, "s.md")
     ok(report.main(["sidebyside", a, b, "--metrics", "time", "--labels", "x,y", "--md", out])
        == 0 and "| run | metric | x | y | y / x |" in open(out, encoding="utf-8").read(),
