@@ -15,6 +15,9 @@ Standard library only. Usable as a module (the functions below) and as a command
         that family's table and summary lines.
     bench/report.py table FILE.json... [--md OUT.md]
         every run of any family: name, label, time per iteration, iterations, counters.
+    bench/report.py ready|peer|threads FILE.json... [--md OUT.md]
+    bench/report.py sidebyside BEFORE.json AFTER.json [--filter RE] [--metrics ...]
+        issue 13's families and two runs side by side: see report_limits.py.
 
 Without --md the Markdown goes to stdout.
 
@@ -574,6 +577,16 @@ def generic_markdown(runs):
                      "n"], rows, "llrrrlr")
 
 
+# ---- two runs side by side ----------------------------------------------------------------------
+
+
+def sidebyside(before, after, pattern=None, metrics=None, labels=("before", "after")):
+    """Two runs (JSON paths, or runs from load_runs) side by side as Markdown, a row per run and
+    metric with the ratio after / before: see report_limits.sidebyside."""
+    import report_limits  # noqa: E402 (it imports this module)
+    return report_limits.sidebyside(before, after, pattern, metrics, labels)
+
+
 # ---- command line -------------------------------------------------------------------------------
 
 
@@ -601,7 +614,11 @@ def main(argv=None):
     t = sub.add_parser("table", help="every run of any family")
     t.add_argument("files", nargs="+")
     t.add_argument("--md", help="write the Markdown here (default: stdout)")
+    import report_limits  # noqa: E402 (issue 13's families; it imports this module)
+    report_limits.add_parsers(sub)
     args = ap.parse_args(argv)
+    if args.family in report_limits.FAMILIES:
+        return report_limits.main(args)
 
     runs = load_runs(args.files)
     if args.family == "seed":

@@ -31,7 +31,10 @@
  * sections, longest_section (the registry's stat: most visits in one section) and
  * cursor_restarts.
  *
- * Own flags: --n=1M (members), --quick (n=100k).
+ * Own flags: --n=1M (members), --quick (n=100k), --hog=N: N threads spinning at nice 0 in this
+ * process for the whole of each run (hog.h), so the activation, the synchronizer and the hogs
+ * compete for the cores: the "before" of a grace-period wait that sleeps instead of spinning.
+ * Counter hog_threads says how many ran; the label ends in ", beside N hogs".
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -43,10 +46,13 @@
 #include <sweepfill/cache.h>
 #include <sweepfill/registry.h>
 
+#include "hog.h"
 #include "lists.h"
 #include "shim/swfb.h"
 
 enum { OBJ_SIZE = 64, MAX_ARGS = 8 };
+
+static int hog_threads; /* --hog=N */
 
 struct smember {
     struct swf_node node;
@@ -160,6 +166,7 @@ static void bm_activate(swfb_state *st)
     int64_t iters = 0;
     struct swf_sweep_stats s;
     memset(&s, 0, sizeof(s));
+    int hogs = hog_start(hog_threads);
     while (swfb_keep_running(st)) {
         struct syncer sy = {.r = r};
         if (with_syncer && pthread_create(&sy.thread, NULL, syncer_main, &sy) != 0) {
@@ -194,6 +201,9 @@ static void bm_activate(swfb_state *st)
             max_cpu = sy.max_cpu_ns;
         iters++;
     }
+    hog_stop();
+    if (msg == NULL && hogs < hog_threads)
+        msg = "could not start the hog threads";
     if (msg == NULL && iters > 0) {
         struct swf_registry_stats rs;
         swf_registry_stats(r, &rs);
@@ -212,7 +222,13 @@ static void bm_activate(swfb_state *st)
         swfb_counter_set(st, "sections", (double)s.sections, SWFB_COUNTER_PLAIN);
         swfb_counter_set(st, "longest_section", (double)rs.longest_section, SWFB_COUNTER_PLAIN);
         swfb_counter_set(st, "cursor_restarts", (double)rs.cursor_restarts, SWFB_COUNTER_PLAIN);
-        swfb_set_label(st, bound ? "bounded sections" : "one unbounded section");
+        swfb_counter_set(st, "hog_threads", hogs, SWFB_COUNTER_PLAIN);
+        char label[64];
+        snprintf(label, sizeof(label), "%s", bound ? "bounded sections" : "one unbounded section");
+        if (hogs)
+            snprintf(label + strlen(label), sizeof(label) - strlen(label), ", beside %d hog%s",
+                     hogs, hogs > 1 ? "s" : "");
+        swfb_set_label(st, label);
     }
 out:
     if (r != NULL) {
@@ -242,6 +258,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_sections: --n=%s: expected a comma-separated list of numbers\n", v);
         return 1;
     }
+    if ((v = bench_take_flag(&argc, argv, "hog")) != NULL) {
+        int64_t h;
+        if (strcmp(v, "0") == 0)
+            h = 0;
+        else if (bench_parse_list(v, &h, 1) != 1 || h > HOG_MAX) {
+            fprintf(stderr, "bench_sections: --hog=%s: expected a number of threads, 0 to %d\n", v,
+                    HOG_MAX);
+            return 1;
+        }
+        hog_threads = (int)h;
+    }
+    char hogbuf[32];
+    snprintf(hogbuf, sizeof(hogbuf), "%d", hog_threads);
+    swfb_add_context("hog_threads", hogbuf);
     static const int bounds[] = {0, 64, 1024};
     swfb_add_context("registry", "128-byte members with a swf_node, added in shuffled order");
     swfb_add_context("object_size", "64");

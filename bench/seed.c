@@ -42,6 +42,8 @@
  *   --max-seconds=S      see above    --in-order        link in memory order instead of shuffled
  *   --probe-visits=V     visits per probe group (default 4M)
  *   --quick              n=10k,100k, sizes=64, probe-visits=500k: what `bench/run --quick` uses
+ *   --huge-pages=auto|off|required, --grow-threads=N   the cache row of the memory-preparation
+ *                        floors (prep.c), where the library has those settings
  */
 #include <errno.h>
 #include <math.h>
@@ -53,6 +55,7 @@
 #include <sweepfill/sweep.h>
 
 #include "lists.h"
+#include "prep.h"
 #include "shim/swfb.h"
 
 enum { B = SWF_SWEEP_RESERVE_DEFAULT, MAX_ARGS = 16, PROBE_GROUPS = 8 };
@@ -412,6 +415,8 @@ int main(int argc, char **argv)
     }
     if (bench_take_flag(&argc, argv, "in-order") != NULL)
         shuffled = false;
+    if (prep_take_flags(&argc, argv) != 0)
+        return 1;
     for (int i = 0; i < nsizes; i++)
         if (sizes[i] < (int64_t)sizeof(struct bobj)) {
             fprintf(stderr, "bench_seed: object size %lld is below %zu bytes\n",
@@ -429,6 +434,7 @@ int main(int argc, char **argv)
     swfb_add_context("max_seconds", buf);
 
     floor_register(sizes, nsizes, ns, nn, shuffled);
+    prep_register(sizes, nsizes, ns, nn);
     for (size_t i = 0; i < sizeof(seed_algos) / sizeof(seed_algos[0]); i++) {
         swfb_bench *b = swfb_register_data(seed_algos[i].name, bm_seed, (void *)&seed_algos[i]);
         swfb_bench_arg_names(b, "size", "n");
