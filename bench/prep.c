@@ -33,10 +33,9 @@
  * from /proc/self/smaps: whether huge pages were actually used), faults (minor page faults of the
  * process during the timed part), unsupported.
  *
- * The cache row uses struct swf_cache_config with designated initialisers for object_size and
- * name only. When the library defines SWF_HUGE_PAGES_AUTO (its huge_pages and grow_threads
- * fields), --huge-pages=auto|off|required and --grow-threads=N set them; otherwise those flags
- * are refused, so that a figure is never labelled with a setting the library did not apply.
+ * The cache row's struct swf_cache_config sets object_size and name, and --huge-pages=
+ * auto|off|required and --grow-threads=N set its huge_pages and grow_threads (default: the
+ * library's defaults, AUTO and 1).
  */
 #include "prep.h"
 
@@ -94,7 +93,7 @@ static const struct row rows[MAX_ROWS] = {
 
 static bool have_thp = true, have_popw = true;
 
-/* The cache row's settings (see the top comment); only applied under SWF_HUGE_PAGES_AUTO. */
+/* The cache row's settings (see the top comment). */
 static const char *huge_pages_flag; /* NULL: not given */
 static unsigned long grow_threads_flag;
 static bool grow_threads_given;
@@ -266,14 +265,12 @@ static const char *ready_map(enum method m, size_t n, size_t size, struct ready 
 static struct swf_cache *ready_cache_create(size_t size)
 {
     struct swf_cache_config cc = {.object_size = size, .name = "ready"};
-#ifdef SWF_HUGE_PAGES_AUTO
     if (huge_pages_flag != NULL)
         cc.huge_pages = strcmp(huge_pages_flag, "off") == 0        ? SWF_HUGE_PAGES_OFF
                         : strcmp(huge_pages_flag, "required") == 0 ? SWF_HUGE_PAGES_REQUIRED
                                                                    : SWF_HUGE_PAGES_AUTO;
     if (grow_threads_given)
-        cc.grow_threads = grow_threads_flag;
-#endif
+        cc.grow_threads = (unsigned int)grow_threads_flag;
     struct swf_cache *c;
     return swf_cache_create(&cc, &c) == 0 ? c : NULL;
 }
@@ -426,14 +423,6 @@ int prep_take_flags(int *argc, char **argv)
         grow_threads_given = true;
     }
     huge_pages_flag = hp;
-#ifndef SWF_HUGE_PAGES_AUTO
-    if (hp != NULL || gt != NULL) {
-        fprintf(stderr, "bench_seed: --huge-pages and --grow-threads need a sweepfill whose "
-                        "struct swf_cache_config has huge_pages and grow_threads "
-                        "(SWF_HUGE_PAGES_AUTO); this one does not\n");
-        return -1;
-    }
-#endif
     return 0;
 }
 
@@ -458,15 +447,9 @@ void prep_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn)
     context_file("thp_defrag", "/sys/kernel/mm/transparent_hugepage/defrag");
     swfb_add_context("madv_populate_write", have_popw ? "supported" : "unsupported (EINVAL)");
     char buf[64];
-#ifdef SWF_HUGE_PAGES_AUTO
     swfb_add_context("cache_huge_pages", huge_pages_flag ? huge_pages_flag : "default");
     snprintf(buf, sizeof(buf), "%lu", grow_threads_flag);
     swfb_add_context("cache_grow_threads", grow_threads_given ? buf : "default");
-#else
-    snprintf(buf, sizeof(buf), "not in this library");
-    swfb_add_context("cache_huge_pages", buf);
-    swfb_add_context("cache_grow_threads", buf);
-#endif
     for (int i = 0; i < MAX_ROWS; i++) {
         swfb_bench *b = swfb_register_data(rows[i].name, bm_ready, (void *)&rows[i]);
         swfb_bench_arg_names(b, "size", "n");
