@@ -80,25 +80,27 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
         return swf_fail_null("swf_cache_alloc", EINVAL, "mode is neither SWF_NOWAIT nor SWF_WAIT");
     if (mode == SWF_WAIT)
         return alloc_wait(c);
-    struct swf_tstate *ts = swf_tls_get(&c->owner);
-    if (ts == NULL)
-        ts = swf_tstate_bind_nowait(c);
     struct swf_tls_slot *mine = swf_tls_slot(&c->owner);
     if (swf_failslab_should_fail(&c->fs, mine ? &mine->block : NULL, mine ? &mine->count : NULL)) {
         swf_fetch_add_relaxed_64(&c->x_fails_injected, 1);
         return swf_fail_null("swf_cache_alloc", EAGAIN, "failure injected (swf_failslab)");
     }
+    bool claimed;
+    struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
     void *obj = take(c, ts);
-    if (obj != NULL) {
+    if (obj == NULL)
+        obj = swf_shared_take(c, claimed ? ts : NULL);
+    if (obj != NULL)
         count_alloc(c, ts, mode);
-        swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
-        return obj;
-    }
-    if (ts != NULL)
+    else if (ts != NULL)
         swf_counter_add(&ts->x_fails_nowait, 1);
     else
         swf_fetch_add_relaxed_64(&c->x_fails_nowait, 1);
-    return swf_fail_null("swf_cache_alloc", EAGAIN, "no object ready for this thread");
+    swf_tstate_done(ts, claimed);
+    if (obj == NULL)
+        return swf_fail_null("swf_cache_alloc", EAGAIN, "no object ready for this thread");
+    swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
+    return obj;
 }
 
 void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
@@ -126,9 +128,8 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
     if (obj == NULL)
         return 0;
     swf_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
-    struct swf_tstate *ts = swf_tls_get(&c->owner);
-    if (ts == NULL)
-        ts = swf_tstate_bind_nowait(c);
+    bool claimed;
+    struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
     if (ts == NULL) {
         swf_depot_put_one(c, obj);
         swf_fetch_add_relaxed_64(&c->x_frees, 1);
@@ -136,6 +137,7 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
     }
     swf_counter_add(&ts->pub.x_frees, 1);
     swf_tstate_put(c, ts, obj);
+    swf_tstate_done(ts, claimed);
     return 0;
 }
 
@@ -223,13 +225,21 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
  * the entries left NULL count as failed NOWAIT calls, as single calls would. */
 static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls)
 {
-    struct swf_tstate *ts = swf_tls_get(&c->owner);
-    if (ts == NULL)
-        ts = swf_tstate_bind_nowait(c);
+    bool claimed;
+    struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
     size_t given = ts ? take_bulk_bound(c, ts, objs, n) : take_bulk_shared(c, objs, n);
+    for (size_t i = 0; given < nulls && i < n; i++) {
+        if (objs[i] != NULL)
+            continue;
+        if ((objs[i] = swf_shared_take(c, claimed ? ts : NULL)) == NULL)
+            break;
+        mark_given(c, objs, i, i + 1);
+        given++;
+    }
     if (ts != NULL) {
         swf_counter_add(&ts->pub.x_allocs_nowait, given);
         swf_counter_add(&ts->x_fails_nowait, nulls - given);
+        swf_tstate_done(ts, claimed);
     } else {
         swf_fetch_add_relaxed_64(&c->x_allocs_nowait, given);
         swf_fetch_add_relaxed_64(&c->x_fails_nowait, nulls - given);
@@ -304,11 +314,11 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
     for (size_t i = 0; SWF_DEBUG && i < n; i++)
         if (objs[i] != NULL)
             swf_debug_transition(c, "swf_cache_free_bulk", objs[i], OBJ_ALLOC, OBJ_FREE);
-    struct swf_tstate *ts = swf_tls_get(&c->owner);
-    if (ts == NULL)
-        ts = swf_tstate_bind_nowait(c);
+    bool claimed;
+    struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
     if (ts != NULL) {
         swf_counter_add(&ts->pub.x_frees, put_bulk_bound(c, ts, objs, n));
+        swf_tstate_done(ts, claimed);
         return 0;
     }
     void *buf[MAG_CAP];
@@ -501,8 +511,10 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
          swf_dmap_init(c) != 0))
         err = ENOMEM;
     pthread_mutex_lock(&c->refill_lock);
-    if (err == 0)
+    if (err == 0) {
         swf_pools_replenish(c);
+        err = swf_shared_states_make(c);
+    }
     if (err == 0 && cfg->prefill > 0 && (err = swf_map_objects(c, cfg->prefill)) != 0)
         why = c->map_why;
     pthread_mutex_unlock(&c->refill_lock);

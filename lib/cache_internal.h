@@ -61,6 +61,7 @@
 #define TS_BLOCK_SHIFT   6     /* 64 thread states per block */
 #define TS_BLOCKS_MAX    16384 /* 1M threads bound to one cache at once; others share */
 #define SPARE_EMPTY_MAGS 16    /* kept on the empty stack by the blocking paths */
+#define SHARED_STATES    8     /* thread states that threads without one claim for a call */
 #define CHUNK_ALIGN      ((size_t)64 << 10)
 #define WAIT_BATCH_BYTES ((size_t)16 << 20) /* most a WAIT allocation maps at once */
 
@@ -88,6 +89,7 @@ struct swf_tstate {
     struct swf_thread_cache_ pub;
     uint64_t x_allocs_wait;
     uint64_t x_fails_nowait;
+    uint32_t x_claim; /* shared states: 1 while a thread without a state of its own uses it */
 };
 
 static inline struct swf_mag *swf_mag_of(struct swf_magazine_ *m)
@@ -156,6 +158,7 @@ struct swf_cache {
 
     struct swf_itable mags;
     struct swf_itable tstates;
+    struct swf_tstate *shared[SHARED_STATES]; /* made at create, never bound to a thread */
 
     pthread_mutex_t refill_lock;
     /* Written under refill_lock; the x_ ones are also read by stats. */
@@ -259,6 +262,25 @@ struct swf_tstate *swf_tstate_bind_nowait(struct swf_cache *c);
 /* The calling thread's state, binding it first if need be, making thread states and magazines as
  * needed (refill_lock held; allocates). NULL only when memory or the tables ran out. */
 struct swf_tstate *swf_tstate_bind_locked(struct swf_cache *c);
+
+/* Make the shared states (create, refill_lock held). 0 or ENOMEM. */
+int swf_shared_states_make(struct swf_cache *c);
+
+/* The thread state a lock-free call works on: the calling thread's own (bound now if it can be),
+ * else a shared state claimed for this call (*claimed set: give it back with swf_tstate_done),
+ * else NULL: the call goes to the depot. Lock-free. */
+struct swf_tstate *swf_tstate_for_call(struct swf_cache *c, bool *claimed);
+
+/* An object from any shared state but `held` (the one the caller holds, or NULL): the last place
+ * a NOWAIT allocation looks before it gives up, so that objects freed by threads without a state
+ * of their own are never stranded there. Lock-free; NULL when none has one (or all are taken). */
+void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held);
+
+static inline void swf_tstate_done(struct swf_tstate *ts, bool claimed)
+{
+    if (claimed) /* Release: our work on its magazines before the next claimer's acquire. */
+        swf_store_release_32(&ts->x_claim, 0);
+}
 
 /* Give a thread state back: its magazines to the depot, itself to the free pool. Lock-free. */
 void swf_tstate_release(struct swf_cache *c, struct swf_tstate *ts);

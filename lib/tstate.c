@@ -90,6 +90,67 @@ struct swf_tstate *swf_tstate_bind_locked(struct swf_cache *c)
     return swf_tstate_bind_nowait(c);
 }
 
+int swf_shared_states_make(struct swf_cache *c)
+{
+    for (int i = 0; i < SHARED_STATES; i++) {
+        if (swf_istack_empty(&c->ts_free) && make_tstates(c) != 0)
+            return ENOMEM;
+        swf_mags_reserve(c, 2);
+        uint32_t k = swf_istack_pop(&c->ts_free, &c->tstates);
+        struct swf_mag *loaded = swf_depot_get_empty(c);
+        struct swf_mag *prev = loaded ? swf_depot_get_empty(c) : NULL;
+        if (k == UINT32_MAX || prev == NULL)
+            return ENOMEM; /* create frees everything it made */
+        c->shared[i] = swf_itable_node(&c->tstates, k);
+        swf_ts_set(c->shared[i], loaded, prev);
+    }
+    return 0;
+}
+
+/* A shared state for this call: the first free one from a place that depends on the thread, so
+ * that threads spread over them. NULL when all are taken at this moment. */
+static struct swf_tstate *claim_shared(struct swf_cache *c)
+{
+    unsigned start = (unsigned)((uintptr_t)&swf_tls_self >> 6);
+    for (unsigned i = 0; i < SHARED_STATES; i++) {
+        struct swf_tstate *ts = c->shared[(start + i) % SHARED_STATES];
+        uint32_t free_word = 0;
+        /* Acquire: the previous claimer's work on the magazines is ours to build on. */
+        if (swf_load_relaxed_32(&ts->x_claim) == 0 &&
+            swf_cas_acq_rel_32(&ts->x_claim, &free_word, 1))
+            return ts;
+    }
+    return NULL;
+}
+
+void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held)
+{
+    for (unsigned i = 0; i < SHARED_STATES; i++) {
+        struct swf_tstate *ts = c->shared[i];
+        uint32_t free_word = 0;
+        if (ts == held || swf_load_relaxed_32(&ts->x_claim) != 0 ||
+            !swf_cas_acq_rel_32(&ts->x_claim, &free_word, 1))
+            continue;
+        void *obj = swf_ts_loaded(ts)->pub.n || swf_ts_prev(ts)->pub.n ? swf_tstate_take(c, ts)
+                                                                        : NULL;
+        swf_store_release_32(&ts->x_claim, 0);
+        if (obj != NULL)
+            return obj;
+    }
+    return NULL;
+}
+
+struct swf_tstate *swf_tstate_for_call(struct swf_cache *c, bool *claimed)
+{
+    *claimed = false;
+    struct swf_tstate *ts = swf_tls_get(&c->owner);
+    if (ts == NULL)
+        ts = swf_tstate_bind_nowait(c);
+    if (ts == NULL && (ts = claim_shared(c)) != NULL)
+        *claimed = true;
+    return ts;
+}
+
 void *swf_tstate_take(struct swf_cache *c, struct swf_tstate *ts)
 {
     struct swf_mag *loaded = swf_ts_loaded(ts), *prev = swf_ts_prev(ts);
