@@ -12,10 +12,15 @@
  *                          member it stands on, leaves the section, refills the reserve, enters
  *                          again and continues from that member. Visits: N + refills at most
  *                          (each refill revisits its cursor once), even at 100% NOWAIT failure.
- *                          Needs a list that can pin (list.h); without one it behaves as
- *                          SWF_RESTART and sets stats.fell_back, unless the guard declares
+ *                          Needs a list that can pin (list.h; every _AUTO adapter can, with
+ *                          the library's pin.h); without one it behaves as SWF_RESTART and
+ *                          sets stats.fell_back, unless the guard declares
  *                          SWF_GUARD_BLOCKING_OK, in which case it refills inside the section
- *                          and keeps its cursor (counted in stats.inplace_refills).
+ *                          and keeps its cursor (counted in stats.inplace_refills). The
+ *                          fallback still returns 0; a library built with debug checks
+ *                          (swf_debug_checks() == 1) also prints one line to stderr per such
+ *                          call: "sweepfill: swf_sweep: the list cannot pin ... SWF_RESUME runs
+ *                          as SWF_RESTART ...".
  *   SWF_RESTART            the fgraph patch: like RESUME, but after a refill it walks again from
  *                          the head. Passes: ceil(N / B) at 100% NOWAIT failure (B = reserve),
  *                          with B*P*(P-1)/2 + N + (P-1) visits; 1 pass and N visits when NOWAIT
@@ -107,11 +112,18 @@ struct swf_guard {
 #define SWF_GUARD_BLOCKING_OK 1u
 
 /* Ready-made guards. The epoch guard uses ck_epoch_begin/end on rec (owned by the calling
- * thread); the rwlock guard takes the read lock; the none guard does nothing (single-threaded
- * lists). All set flags to 0. No-ops on NULL arguments. swf_guard_rwlock is declared when
- * <pthread.h> provides read-write locks (POSIX.1-2001: under strict -std=c11, define
- * _POSIX_C_SOURCE=200112L or _GNU_SOURCE). */
+ * thread); the rwlock guard takes the read lock; the mutex guard takes the mutex (for lists whose
+ * readers and writers share one mutex); the none guard does nothing (single-threaded lists). All
+ * set flags to 0: blocking inside a locked section holds up every writer. No-ops on NULL
+ * arguments. swf_guard_rwlock is declared when <pthread.h> provides read-write locks
+ * (POSIX.1-2001: under strict -std=c11, define _POSIX_C_SOURCE=200112L or _GNU_SOURCE).
+ * Section bounds under a lock help a waiting writer only if the lock hands over to it when the
+ * sweep leaves: a writer-preferring rwlock (glibc: pthread_rwlockattr_setkind_np with
+ * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP) does; glibc's default rwlock prefers readers and
+ * its mutex does not queue, so the sweep may take the lock again first (bench/README.md,
+ * sections family, has the figures). Other guards: list_urcu.h (liburcu flavours). */
 SWF_API void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec);
+SWF_API void swf_guard_mutex(struct swf_guard *g, pthread_mutex_t *lock);
 SWF_API void swf_guard_none(struct swf_guard *g);
 #if defined(PTHREAD_RWLOCK_INITIALIZER)
 SWF_API void swf_guard_rwlock(struct swf_guard *g, pthread_rwlock_t *lock);
