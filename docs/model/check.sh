@@ -124,5 +124,25 @@ verify "cursor/yield-restarts-from-head (termination, LTL)" cursor.pml liveness 
 verify "cursor/yield-restarts-from-head (termination, visit bound)" cursor.pml safety \
   'assertion violated \(visits<=' -DBROKEN_YIELD_RESTARTS
 
+# The library's pin (pin.h, lib/pin.c): swf_pin_retire racing the sweeps' swf_pin_put, with the
+# grace period of an epoch/RCU list and of a lock-protected list (swf_grace_lock).
+pinsafe="freed exactly once, no leak, no use after free, no pin after the grace period, completeness, visit bound, no deadlock"
+verify "pin, epoch/RCU grace [$pinsafe] 2 sweeps, 3 members, 2 deletions" pin.pml safety pass \
+  -DMODE_DEFER -DNM=3 -DNS=2
+verify "pin, epoch/RCU grace [$pinsafe] 1 sweep + a reader, 4 members, 2 deletions" pin.pml \
+  safety pass -DMODE_DEFER -DNM=4 -DNS=1 -DREADER
+verify "pin, lock grace [$pinsafe] 2 sweeps + a reader, 3 members, 2 deletions" pin.pml safety \
+  pass -DMODE_LOCK -DNM=3 -DNS=2 -DREADER
+verify "pin, epoch/RCU grace [termination: LTL <> both sweeps done] 2 sweeps, 3 members" \
+  pin.pml liveness pass -DMODE_DEFER -DNM=3 -DNS=2 -DND=1 -DNO_VISIT_BOUND
+verify "pin/grace-over-reads-count-then-sets-bit (leak)" pin.pml safety \
+  'assertion violated \(mst\[i\]!=2\)' -DMODE_DEFER -DNM=3 -DBROKEN_GRACE_SPLIT
+verify "pin/put-frees-before-grace-period" pin.pml safety "$uaf" -DMODE_DEFER -DNM=3 \
+  -DBROKEN_PUT_NO_GRACE
+verify "pin/retire-after-the-next-unlink (the retire rule)" pin.pml safety "$uaf" -DMODE_DEFER \
+  -DNM=3 -DBROKEN_RETIRE_LATE
+verify "pin/lock-retire-frees-a-pinned-member" pin.pml safety "$uaf" -DMODE_LOCK -DNM=3 \
+  -DBROKEN_LOCK_IGNORES_PIN
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
