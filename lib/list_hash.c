@@ -10,10 +10,9 @@ static uint64_t x_hs_generation;
 
 void swf_ck_hs_changed(void)
 {
+    /* Relaxed: what orders the count before the writer's next change is ck_hs's own store fence
+     * before it publishes a new map (or moves an entry), which covers every earlier store. */
     swf_fetch_add_relaxed_64(&x_hs_generation, 1);
-    /* Orders the count before the writer's next stores (ck_hs's store of a new map pointer, the
-     * move of an entry): a section that sees those sees the new count. */
-    swf_fence_seq_cst();
 }
 
 uint64_t swf_ck_hs_generation(void)

@@ -64,10 +64,11 @@
  *   sweep (CAS)       -        -        -
  *
  * Memory ordering: swf_buckets_resized bumps the bucket table's generation under the write side,
- * whose unlock releases it with the new layout; swf_ck_hs_changed bumps the ck_hs count followed
- * by a full fence, before ck_hs stores the new map pointer. linked loads the map pointer (acquire)
- * and then the generation, so a section that sees a new layout or map sees its new count. The
- * walk's loads are the bucket list's (CK_LIST: fenced loads) or ck_hs's.
+ * whose unlock releases it with the new layout; swf_ck_hs_changed bumps the ck_hs count before
+ * ck_hs fences and stores the new map pointer (or moves an entry), which publishes the count.
+ * linked loads the map pointer (acquire) and then the generation, so a section that sees a new
+ * layout or map sees its new count. The walk's loads are the bucket list's (CK_LIST: fenced loads)
+ * or ck_hs's.
  *
  * Progress: a step of the walk is wait-free, plus empty buckets skipped (bounded by the bucket
  * count) or ck_hs_next_spmc's scan over empty slots (bounded by the map's capacity).
@@ -190,7 +191,7 @@ struct swf_hs_walk {
 };
 
 /* A ck_hs map may have been allocated, or an entry moved: call from your ck_malloc's malloc, and
- * before set/fas/apply/gc while a sweep may run. Lock-free (one atomic add, release); any thread.
+ * before set/fas/apply/gc while a sweep may run. Lock-free (one atomic add); any thread.
  */
 SWF_API void swf_ck_hs_changed(void);
 

@@ -99,7 +99,8 @@ extern "C" {
 #ifdef SWF_URCU_TSAN_
 /* A grace period orders the readers' sections before call_rcu's callback through liburcu's own
  * barriers, which ThreadSanitizer cannot see: the guards release on the flavour when a section
- * ends and the callback acquires on it (as sweepfill's epoch guards do, lib/tsan.h). */
+ * ends and the callback acquires on it (as sweepfill's epoch guards do, lib/tsan.h); the hand-over
+ * of the pin through call_rcu's queue is stated the same way. */
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
 #define SWF_URCU_TSAN_RELEASE_(a) __tsan_release((void *)(a))
@@ -168,6 +169,7 @@ _Static_assert(sizeof(struct rcu_head) <= 2 * sizeof(void *), "rcu_head fits in 
 static inline void swf_urcu_grace_over_(struct rcu_head *head)
 {
     struct swf_pin *pin = swf_pin_from_grace_storage(head);
+    SWF_URCU_TSAN_ACQUIRE_(pin); /* call_rcu's queue hands the pin over */
     SWF_URCU_TSAN_ACQUIRE_(pin->x_grace[2]);
     swf_pin_grace_over(pin);
 }
@@ -175,6 +177,7 @@ static inline void swf_urcu_grace_over_(struct rcu_head *head)
 static inline void swf_urcu_defer_(void *flavor, struct swf_pin *pin)
 {
     pin->x_grace[2] = flavor;
+    SWF_URCU_TSAN_RELEASE_(pin);
     ((const struct rcu_flavor_struct *)flavor)
         ->update_call_rcu((struct rcu_head *)swf_pin_grace_storage(pin), swf_urcu_grace_over_);
 }
