@@ -13,9 +13,11 @@
  *   linked      (swf_pin_linked)     !RETIRED
  *
  * Processes, all racing:
- *   Sweeper     NS (1 or 2) bounded RESUME walks (section bound 1: they leave after every visit): pin the
- *               cursor, leave, enter, check linked, follow the cursor's next (or restart from
- *               the head), unpin. With two, a member can be pinned twice.
+ *   Sweeper     NS (1 or 2) bounded RESUME walks (section bound 1: they leave after every
+ *               visit): pin the cursor, leave, enter, check linked, then follow the cursor's
+ *               next and unpin (a section bound), or (NREFILL times) unpin and visit the cursor
+ *               again in the same section (a refill: swf_run_dry_), or restart from the head
+ *               (lost cursor). With two, a member can be pinned twice.
  *   Deleter     ND deletions of any linked member (a sweep's cursor included), each: unlink and
  *               retire under the writer lock, then (MODE_DEFER) a grace period and grace_over,
  *               or (MODE_LOCK) grace_over at once inside the write-locked retire.
@@ -45,6 +47,9 @@
  *                           follows its stale next into freed memory
  *   BROKEN_LOCK_IGNORES_PIN (MODE_LOCK) retire frees at once even while a sweep holds the pin:
  *                           the sweep's linked check reads freed memory
+ *   BROKEN_LINKED_TRUE      linked says true for a retired member (right for a walk by key,
+ *                           wrong for the sweep): after a refill the sweep's put frees the
+ *                           retired cursor and its revisit reads freed memory
  */
 #ifndef NM
 #define NM 4
@@ -52,12 +57,16 @@
 #ifndef ND
 #define ND 2
 #endif
+#ifndef NREFILL
+#define NREFILL 1            /* refills (unpin, then revisit) a sweep may make */
+#endif
 #ifndef NS
 #define NS 2                 /* sweepers: 1 or 2 */
 #endif
 #define NP (NS + 1)          /* section owners: sweepers 0..NS-1, the reader NS */
 #define NIL 255
-#define MAXV ((1 + ND) * NM) /* a pass is at most NM visits; a restart only per lost cursor */
+#define MAXV ((1 + ND) * NM + NREFILL) /* a pass is at most NM visits; a restart only per
+                                        * lost cursor; one revisit per refill */
 
 #define M_LINKED  1
 #define M_UNLINKED 2
@@ -275,7 +284,7 @@ inline delete_two_late(a, b, p, gi)
 
 proctype Sweeper(byte s)
 {
-    byte m, nm, visits, i;
+    byte m, nm, visits, i, refills;
     bool cont;
     d_step {
         i = 0;
@@ -303,9 +312,16 @@ proctype Sweeper(byte s)
             leave(s)
         };
         enter(s);
+#ifdef BROKEN_LINKED_TRUE
+        d_step { touch(m); cont = 1 }; /* BROKEN: linked ignores the retire (a key-walk's idea) */
+#else
         d_step { touch(m); cont = !retired[m] }; /* swf_pin_linked */
+#endif
         if
         :: cont -> d_step { touch(m); nm = nxt[m] }; d_step { put(m); m = nm; nm = 0 }; cont = 0
+        :: cont && refills < NREFILL ->
+            /* a refill (swf_run_dry_): unpin, then visit the same member again */
+            d_step { put(m); refills++; cont = 0 }
         :: else -> d_step { put(m); m = head } /* lost cursor: restart from the head */
         fi
     od;

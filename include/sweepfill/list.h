@@ -49,12 +49,14 @@
  *                to, set up afresh for each sweep.
  *   pin          inside a section in which m was reached: until unpin, m's memory stays valid
  *                (the deleter must not free it; struct swf_pin does this for you).
- *   linked       inside a later section, with m pinned: true only if next(list, m) may be called
- *                in this section and the walk from there still reaches every member present
- *                throughout (m is still in the container, the walk state is still valid: no
- *                resize moved members behind the cursor). False makes the sweep unpin m and walk
- *                again from first(): always correct, since filled slots are skipped, and the
- *                only case in which RESUME makes a second pass.
+ *   linked       inside a later section, with m pinned: true only if m is still in the
+ *                container (not retired: after a refill the sweep unpins m and then visits it
+ *                again in the same section, which an unlinked member's last unpin could have
+ *                freed), next(list, m) may be called in this section, and the walk from there
+ *                still reaches every member present throughout (the walk state is still valid:
+ *                no resize moved members behind the cursor). False makes the sweep unpin m and
+ *                walk again from first(): always correct, since filled slots are skipped, and
+ *                the only case in which RESUME makes a second pass.
  *   unpin        releases the pin; it may free m (swf_pin_put after m's grace period).
  *
  * Slots: a reader loads a slot with swf_slot_load() (an acquire load): it returns NULL or an

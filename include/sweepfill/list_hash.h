@@ -92,6 +92,7 @@
 #include "api.h"
 #include "list.h"
 #include "pin.h"
+#include "sweep.h"
 
 #ifdef __cplusplus
 extern "C" {
