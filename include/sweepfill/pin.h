@@ -68,7 +68,8 @@
  * retire sees false.
  *
  * Progress: get, put, linked and grace_over are wait-free (one atomic operation), plus free_fn
- * when put or grace_over is the last. retire is wait-free plus the grace mechanism's defer
+ * when put or grace_over is the last. retire is lock-free (a compare-and-swap loop that retries
+ * only when a concurrent get or put changed the count) plus the grace mechanism's defer
  * (ck_epoch_call: wait-free; call_rcu: a wait-free enqueue and perhaps a futex wake; lock: none),
  * plus free_fn with swf_grace_lock. free_fn runs on whichever thread comes last: inside the
  * sweep's read-side section (put), in ck_epoch_poll (epoch), on the call_rcu thread (urcu), or
