@@ -34,7 +34,9 @@
  *                                               the sweep: SWF_LIST_CDS_LIST_AUTO, swf_guard_urcu)
  *
  * Their members are 128-byte structs linked in the same order as the CK_LIST's (bench_order),
- * the link and the slot in the first cache line, the pin in the second.
+ * the link and the slot in the first cache line, the pin in the second. generic/<list>_pair (below
+ * main's helpers) measures each list's hand loop and generated sweep back to back, for a ratio
+ * that a busy machine disturbs less.
  *
  * Own flags: --n=10k,100k (members), --quick (n=10k only).
  */
@@ -405,6 +407,97 @@ static void bm_generic(swfb_state *st)
     swfb_set_label(st, shuffled ? "shuffled" : "in order");
 }
 
+/*
+ * The same comparison made robust to a shared machine: each iteration fills the list once by
+ * hand and once with the generated sweep, back to back (which goes first alternates), so that
+ * whatever else runs on the machine slows both alike; the figure is the median over iterations
+ * of macro / hand for the pair. generic/<list>_pair/order:O/n:N; counters ratio (that median),
+ * hand_ns_per_member and macro_ns_per_member (medians).
+ */
+struct pair {
+    fill_fn *hand, *macro;
+    const struct list_kind *kind;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof(double), cmp_double);
+    return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void bm_pair(swfb_state *st)
+{
+    const struct pair *p = swfb_data(st);
+    bool shuffled = swfb_range(st, 0) != 0;
+    size_t n = (size_t)swfb_range(st, 1);
+    const struct list_kind *k = p->kind;
+    void *l = k->get(n, shuffled);
+    struct swf_cache_config cc = {.object_size = OBJ_SIZE, .name = "generic-pair"};
+    if (l == NULL || swf_cache_create(&cc, &cache) != 0) {
+        swfb_skip_with_error(st, "out of memory");
+        return;
+    }
+    enum { MAX_PAIRS = 100000 };
+    double *hand = malloc(MAX_PAIRS * sizeof(double)), *macro = malloc(MAX_PAIRS * sizeof(double));
+    double *ratio = malloc(MAX_PAIRS * sizeof(double));
+    const char *msg = NULL;
+    if (hand == NULL || macro == NULL || ratio == NULL)
+        msg = "out of memory";
+    else if (swf_cache_grow(cache, n + 2 * SWF_SWEEP_RESERVE_DEFAULT) != 0)
+        msg = "swf_cache_grow failed";
+    k->clear(l);
+    size_t pairs = 0;
+    uint64_t fails = 0;
+    while (msg == NULL && swfb_keep_running(st)) {
+        double t[2];
+        for (int i = 0; i < 2; i++) {
+            bool first_hand = pairs % 2 == 0;
+            bool is_hand = (i == 0) == first_hand;
+            uint64_t t0 = bench_now_ns();
+            int err = (is_hand ? p->hand : p->macro)(l, &fails);
+            uint64_t t1 = bench_now_ns();
+            size_t empty = k->empty(l);
+            if (k->release_reverse(l, cache) == (size_t)-1)
+                msg = "out of memory";
+            if (err != 0 || empty != 0)
+                msg = "the fill left slots empty";
+            t[is_hand ? 0 : 1] = (double)(t1 - t0);
+        }
+        swfb_set_iteration_time(st, (t[0] + t[1]) * 1e-9);
+        if (pairs < MAX_PAIRS) {
+            hand[pairs] = t[0];
+            macro[pairs] = t[1];
+            ratio[pairs] = t[0] > 0 ? t[1] / t[0] : 0;
+            pairs++;
+        }
+    }
+    k->release(l, cache);
+    if (swf_cache_destroy(cache) != 0 && msg == NULL)
+        msg = "objects leaked: swf_cache_destroy refused";
+    cache = NULL;
+    if (msg == NULL && pairs > 0) {
+        swfb_counter_set(st, "ratio", median(ratio, pairs), SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "hand_ns_per_member", n ? median(hand, pairs) / (double)n : 0,
+                         SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "macro_ns_per_member", n ? median(macro, pairs) / (double)n : 0,
+                         SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "pairs", (double)pairs, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "nowait_fails", (double)fails, SWFB_COUNTER_PLAIN);
+        swfb_set_label(st, shuffled ? "shuffled" : "in order");
+    }
+    free(hand);
+    free(macro);
+    free(ratio);
+    if (msg != NULL)
+        swfb_skip_with_error(st, msg);
+}
+
 int main(int argc, char **argv)
 {
     int64_t ns[MAX_ARGS] = {10000, 100000};
@@ -434,6 +527,23 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
         swfb_bench *b = swfb_register_data(variants[i].name, bm_generic, (void *)&variants[i]);
+        swfb_bench_arg_names(b, "order", "n");
+        for (int order = 0; order < 2; order++)
+            for (int k = 0; k < nn; k++)
+                swfb_bench_args2(b, order, ns[k]);
+        swfb_bench_manual_time(b);
+        swfb_bench_unit(b, SWFB_US);
+    }
+    static const struct pair pairs[] = {
+        {fill_hand, fill_macro, &ck_kind},
+        {fill_tailq_hand, fill_tailq_macro, &g_kind},
+#ifdef SWF_BENCH_URCU
+        {fill_cds_hand, fill_cds_macro, &g_kind},
+#endif
+    };
+    static const char *pair_names[] = {"generic/ck_pair", "generic/tailq_pair", "generic/cds_pair"};
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        swfb_bench *b = swfb_register_data(pair_names[i], bm_pair, (void *)&pairs[i]);
         swfb_bench_arg_names(b, "order", "n");
         for (int order = 0; order < 2; order++)
             for (int k = 0; k < nn; k++)

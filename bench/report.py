@@ -634,7 +634,9 @@ _SECTIONS_RE = re.compile(r"^sections/(activate|alone)/bound:(\d+)/n:(\d+)(?:/.*
 _GENERIC_LISTS_RE = re.compile(r"^generic/(tailq|cds)_(hand|macro)/order:(\d+)/n:(\d+)(?:/.*)?$")
 _SECTIONS_LOCK_RE = re.compile(
     r"^sections/tailq_(rwlock_wpref|rwlock|mutex)/bound:(\d+)/n:(\d+)(?:/.*)?$")
-_LIST_NAMES = {"tailq": "sys TAILQ (rwlock)", "cds": "cds_list (urcu-memb)"}
+_GENERIC_PAIR_RE = re.compile(r"^generic/(ck|tailq|cds)_pair/order:(\d+)/n:(\d+)(?:/.*)?$")
+_LIST_NAMES = {"ck": "CK_LIST (ck_epoch)", "tailq": "sys TAILQ (rwlock)",
+               "cds": "cds_list (urcu-memb)"}
 _LOCK_NAMES = {"rwlock_wpref": "rwlock, writer-preferring", "rwlock": "rwlock, glibc default",
                "mutex": "mutex"}
 
@@ -700,7 +702,7 @@ def generic_family_markdown(runs):
     text = md_table(["N", "order", "hand-written ns/member", "SWF_SWEEP_DEFINE ns/member",
                      "swf_sweep (ops table) ns/member"], rows, "llrrr")
     text += "\n" + "".join(f"- {line}\n" for line in lines)
-    return text + generic_lists_markdown(runs)
+    return text + generic_lists_markdown(runs) + generic_pairs_markdown(runs)
 
 
 def generic_lists_markdown(runs):
@@ -726,6 +728,32 @@ def generic_lists_markdown(runs):
                          f"hand-written {x:.2f}× (target ≤ 1.05×): {_verdict(x <= 1.05)}")
     text = "\n" + md_table(["list", "N", "order", "hand-written ns/member",
                             "SWF_SWEEP_DEFINE (_AUTO) ns/member", "macro / hand"], rows, "lllrrr")
+    return text + "\n" + "".join(f"- {line}\n" for line in lines)
+
+
+def generic_pairs_markdown(runs):
+    """Hand loop and generated sweep measured back to back in each iteration: the median ratio."""
+    rows, lines = [], []
+    for g, m in sorted(_groups(runs, _GENERIC_PAIR_RE),
+                       key=lambda gm: (list(_LIST_NAMES).index(gm[1].group(1)),
+                                       int(gm[1].group(2)), int(gm[1].group(3)))):
+        kind, order, n = m.group(1), int(m.group(2)), int(m.group(3))
+        otext = "shuffled" if order else "in order"
+        if g["error"]:
+            rows.append([_LIST_NAMES[kind], f"{n:,}", otext, "error: " + g["error"], "-", "-"])
+            continue
+        c = {k: _counter_median(g, k) for k in ("hand_ns_per_member", "macro_ns_per_member",
+                                                 "ratio")}
+        rows.append([_LIST_NAMES[kind], f"{n:,}", otext, fmt_num(c["hand_ns_per_member"]),
+                     fmt_num(c["macro_ns_per_member"]), f"{c['ratio']:.3f}×"])
+        lines.append(f"{_LIST_NAMES[kind]}, N = {n:,}, {otext}, back to back: macro against "
+                     f"hand-written {c['ratio']:.3f}× (target ≤ 1.05×): "
+                     f"{_verdict(c['ratio'] <= 1.05)}")
+    if not rows:
+        return ""
+    text = "\n" + md_table(["list", "N", "order", "hand-written ns/member",
+                            "SWF_SWEEP_DEFINE ns/member", "median of macro / hand, paired"], rows,
+                           "lllrrr")
     return text + "\n" + "".join(f"- {line}\n" for line in lines)
 
 

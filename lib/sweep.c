@@ -52,7 +52,7 @@ int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
     int err = swf_sweep_validate(cfg, cfg->list.ops);
     if (err != 0)
         return err;
-    return swf_sweep_run_(cfg, cfg->list.ops, cfg->init, stats);
+    return swf_sweep_run_(cfg, cfg->list.ops, cfg->init, cfg->list.slot_offset, stats);
 }
 
 /* ---- guards ------------------------------------------------------------------------------- */

@@ -211,7 +211,12 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
     __attribute__((unused)) static const struct swf_list_ops name##_ops = { \
         name##_first, name##_next, pin, unpin, linked}
 
+/* The slot's offset as a constant, for SWF_SWEEP_DEFINE. */
+#define SWF_LIST_SLOT_OFFSET_(name, member_type, slot_field) \
+    enum { name##_slot_offset = offsetof(struct member_type, slot_field) }
+
 #define SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)                           \
+    SWF_LIST_SLOT_OFFSET_(name, member_type, slot_field);                                     \
     __attribute__((unused)) static inline struct swf_list name##_list(struct head_type *head) \
     {                                                                                         \
         struct swf_list l = {&name##_ops, head, offsetof(struct member_type, slot_field)};    \
@@ -380,6 +385,7 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
                          : name##_from_outer(CK_LIST_NEXT(i->parent_field, outer_link));         \
     }                                                                                            \
     SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                                                \
+    SWF_LIST_SLOT_OFFSET_(name, inner_type, slot_field);                                         \
     __attribute__((unused)) static inline struct swf_list name##_list(                           \
         struct outer_head_type *head)                                                            \
     {                                                                                            \

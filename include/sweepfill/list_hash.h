@@ -166,6 +166,7 @@ static inline void swf_buckets_resized(uint64_t *gen)
                    w->gen;                                                                       \
     }                                                                                            \
     SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);                         \
+    SWF_LIST_SLOT_OFFSET_(name, member_type, slot_field);                                        \
     __attribute__((unused)) static inline struct swf_list name##_list(struct swf_bucket_walk *w, \
                                                                       struct table_type *t)      \
     {                                                                                            \
@@ -235,6 +236,7 @@ SWF_API uint64_t swf_ck_hs_generation(void);
         return map == w->it.map && swf_ck_hs_generation() == w->gen;                          \
     }                                                                                         \
     SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);                      \
+    SWF_LIST_SLOT_OFFSET_(name, member_type, slot_field);                                     \
     __attribute__((unused)) static inline struct swf_list name##_list(struct swf_hs_walk *w,  \
                                                                       ck_hs_t *hs)            \
     {                                                                                         \

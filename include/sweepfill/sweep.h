@@ -197,23 +197,28 @@ SWF_API int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct 
 /*
  * SWF_SWEEP_DEFINE(fn, list_name, init_fn) defines
  *     static int fn(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
- * a sweep specialised for a list adapter generated with one of list.h's SWF_LIST_* macros
- * (list_name is that macro's first argument) and for the init function init_fn: the list ops and
- * init are called directly and inline, with no indirect call per member. cfg->list.ops and
- * cfg->init are ignored (list_name's ops and init_fn are used); everything else is as swf_sweep.
+ * a sweep specialised for a list adapter generated with one of the SWF_LIST_* macros (list.h,
+ * list_sysqueue.h, list_urcu.h, list_hash.h; list_name is that macro's first argument) and for
+ * the init function init_fn: the list ops, the slot's offset and init are compile-time constants,
+ * called or used directly and inline, with no indirect call per member. cfg->list.ops and
+ * cfg->init are ignored (list_name's ops and init_fn are used); cfg->list.slot_offset must be the
+ * adapter's (as NAME_list() sets it), else EINVAL; everything else is as swf_sweep.
  */
-#define SWF_SWEEP_DEFINE(fn, list_name, init_fn)                              \
-    static inline void fn##_init_(void *obj, void *member, void *arg)         \
-    {                                                                         \
-        init_fn(obj, member, arg);                                            \
-    }                                                                         \
-    __attribute__((unused)) static int fn(const struct swf_sweep_config *cfg, \
-                                          struct swf_sweep_stats *stats)      \
-    {                                                                         \
-        int err = swf_sweep_validate(cfg, &list_name##_ops);                  \
-        if (err != 0)                                                         \
-            return err;                                                       \
-        return swf_sweep_run_(cfg, &list_name##_ops, fn##_init_, stats);      \
+#define SWF_SWEEP_DEFINE(fn, list_name, init_fn)                                                  \
+    static inline void fn##_init_(void *obj, void *member, void *arg)                             \
+    {                                                                                             \
+        init_fn(obj, member, arg);                                                                \
+    }                                                                                             \
+    __attribute__((unused)) static int fn(const struct swf_sweep_config *cfg,                     \
+                                          struct swf_sweep_stats *stats)                          \
+    {                                                                                             \
+        int err = swf_sweep_validate(cfg, &list_name##_ops);                                      \
+        if (err != 0)                                                                             \
+            return err;                                                                           \
+        if (cfg->list.slot_offset != (size_t)list_name##_slot_offset)                             \
+            return EINVAL;                                                                        \
+        return swf_sweep_run_(cfg, &list_name##_ops, fn##_init_, (size_t)list_name##_slot_offset, \
+                              stats);                                                             \
     }
 
 #endif /* SWEEPFILL_SWEEP_H */
