@@ -76,6 +76,9 @@ static void free_tracked(struct tracked *t)
     }
     __atomic_fetch_add(&members_freed, 1, __ATOMIC_RELAXED);
     free(t);
+    /* rcu_barrier waits for this to have run, through liburcu's own synchronisation, which
+     * ThreadSanitizer cannot see: urcu_drain acquires what this releases. */
+    swf_tsan_release(&members_freed);
 }
 
 /* swf_pin_retire's free_fn. */
@@ -616,6 +619,7 @@ static void urcu_drain(struct writer_state *w)
 {
     (void)w;
     FLAVOUR.barrier(); /* every call_rcu callback queued so far has run */
+    swf_tsan_acquire(&members_freed);
 }
 
 static struct swf_list cds_list_of(union walk_state *ws)

@@ -62,7 +62,8 @@
  * swf_pin_grace_over (pin.h has the rest).
  *
  * Progress: the walk is wait-free per step; guards as the flavour's read side (wait-free for
- * memb, mb, bp, signal; qsbr's online/offline are wait-free too). Errors, NULL handling: the
+ * memb, mb and signal, and for bp once the thread has registered itself on its first read lock;
+ * qsbr's online/offline are wait-free too). Errors, NULL handling: the
  * guard and grace functions do nothing on NULL arguments.
  *
  * Not offered, on purpose: a flavour-specific copy of this header (one header serves all
