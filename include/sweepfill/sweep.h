@@ -204,7 +204,9 @@ SWF_API int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct 
  * the init function init_fn: the list ops, the slot's offset and init are compile-time constants,
  * called or used directly and inline, with no indirect call per member. cfg->list.ops and
  * cfg->init are ignored (list_name's ops and init_fn are used); cfg->list.slot_offset must be the
- * adapter's (as NAME_list() sets it), else EINVAL; everything else is as swf_sweep.
+ * adapter's (as NAME_list() sets it), else EINVAL; everything else is as swf_sweep. An adapter
+ * written by hand works too if it defines `NAME_ops` (static const struct swf_list_ops whose
+ * functions are visible for inlining) and `enum { NAME_slot_offset = offsetof(...) }`.
  */
 #define SWF_SWEEP_DEFINE(fn, list_name, init_fn)                                                  \
     static inline void fn##_init_(void *obj, void *member, void *arg)                             \
