@@ -26,6 +26,21 @@ static uint64_t mix_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+void bench_order(size_t *order, size_t n, bool shuffled)
+{
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    if (!shuffled)
+        return;
+    uint64_t seed = 0x5357463a5345ull ^ n;
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(mix_next(&seed) % i);
+        size_t t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+}
+
 static int blist_build(struct blist *l, size_t n, bool shuffled)
 {
     size_t bytes = (n ? n : 1) * sizeof(struct bmember);
@@ -38,19 +53,9 @@ static int blist_build(struct blist *l, size_t n, bool shuffled)
         return ENOMEM;
     }
     memset(l->m, 0, bytes); /* faults the pages in now, not during a measurement */
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         l->m[i].id = i;
-        order[i] = i;
-    }
-    if (shuffled) {
-        uint64_t seed = 0x5357463a5345ull ^ n;
-        for (size_t i = n; i > 1; i--) {
-            size_t j = (size_t)(mix_next(&seed) % i);
-            size_t t = order[i - 1];
-            order[i - 1] = order[j];
-            order[j] = t;
-        }
-    }
+    bench_order(order, n, shuffled);
     CK_LIST_INIT(&l->head);
     /* Insert at the head in reverse, so the list runs order[0], order[1], ... */
     for (size_t i = n; i-- > 0;)

@@ -85,6 +85,10 @@ static inline void bobj_init(void *obj, void *member, void *arg)
     o->depth = -1;
 }
 
+/* The order in which every list of n members is linked: 0, 1, ..., n-1, or (shuffled) a fixed
+ * Fisher-Yates permutation per n, the same in every family and process. */
+void bench_order(size_t *order, size_t n, bool shuffled);
+
 /* The list of n members in the given order, built on first use and kept for the process. NULL
  * if memory ran out. Not thread-safe: call from the benchmark thread. */
 struct blist *blist_get(size_t n, bool shuffled);

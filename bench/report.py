@@ -455,6 +455,14 @@ def seed_targets(results):
 _FAULT_RE = re.compile(r"^fault/(restart|resume)/fail:(\d+)/n:(\d+)(?:/.*)?$")
 _GENERIC_RE = re.compile(r"^generic/(hand|macro|ops_table)/order:(\d+)/n:(\d+)(?:/.*)?$")
 _SECTIONS_RE = re.compile(r"^sections/(activate|alone)/bound:(\d+)/n:(\d+)(?:/.*)?$")
+_GENERIC_LISTS_RE = re.compile(r"^generic/(tailq|cds)_(hand|macro)/order:(\d+)/n:(\d+)(?:/.*)?$")
+_SECTIONS_LOCK_RE = re.compile(
+    r"^sections/tailq_(rwlock_wpref|rwlock|mutex)/bound:(\d+)/n:(\d+)(?:/.*)?$")
+_GENERIC_PAIR_RE = re.compile(r"^generic/(ck|tailq|cds)_pair/order:(\d+)/n:(\d+)(?:/.*)?$")
+_LIST_NAMES = {"ck": "CK_LIST (ck_epoch)", "tailq": "sys TAILQ (rwlock)",
+               "cds": "cds_list (urcu-memb)"}
+_LOCK_NAMES = {"rwlock_wpref": "rwlock, writer-preferring", "rwlock": "rwlock, glibc default",
+               "mutex": "mutex"}
 
 
 def _groups(runs, regex):
@@ -517,6 +525,59 @@ def generic_family_markdown(runs):
                          f"1.05×): {_verdict(x <= 1.05)}")
     text = md_table(["N", "order", "hand-written ns/member", "SWF_SWEEP_DEFINE ns/member",
                      "swf_sweep (ops table) ns/member"], rows, "llrrr")
+    text += "\n" + "".join(f"- {line}\n" for line in lines)
+    return text + generic_lists_markdown(runs) + generic_pairs_markdown(runs)
+
+
+def generic_lists_markdown(runs):
+    """The other lists (issue 11): each list's hand-written loop against SWF_SWEEP_DEFINE on its
+    _AUTO adapter."""
+    by = {}
+    for g, m in _groups(runs, _GENERIC_LISTS_RE):
+        key = (m.group(1), int(m.group(3)), int(m.group(4)))
+        by.setdefault(key, {})[m.group(2)] = None if g["error"] else _counter_median(
+            g, "ns_per_member")
+    if not by:
+        return ""
+    rows, lines = [], []
+    for (kind, order, n), v in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+        hand, macro = v.get("hand"), v.get("macro")
+        otext = "shuffled" if order else "in order"
+        ratio = f"{macro / hand:.2f}×" if hand and macro else "-"
+        rows.append([_LIST_NAMES.get(kind, kind), f"{n:,}", otext, fmt_num(hand), fmt_num(macro),
+                     ratio])
+        if hand and macro:
+            x = macro / hand
+            lines.append(f"{_LIST_NAMES.get(kind, kind)}, N = {n:,}, {otext}: macro against "
+                         f"hand-written {x:.2f}× (target ≤ 1.05×): {_verdict(x <= 1.05)}")
+    text = "\n" + md_table(["list", "N", "order", "hand-written ns/member",
+                            "SWF_SWEEP_DEFINE (_AUTO) ns/member", "macro / hand"], rows, "lllrrr")
+    return text + "\n" + "".join(f"- {line}\n" for line in lines)
+
+
+def generic_pairs_markdown(runs):
+    """Hand loop and generated sweep measured back to back in each iteration: the median ratio."""
+    rows, lines = [], []
+    for g, m in sorted(_groups(runs, _GENERIC_PAIR_RE),
+                       key=lambda gm: (list(_LIST_NAMES).index(gm[1].group(1)),
+                                       int(gm[1].group(2)), int(gm[1].group(3)))):
+        kind, order, n = m.group(1), int(m.group(2)), int(m.group(3))
+        otext = "shuffled" if order else "in order"
+        if g["error"]:
+            rows.append([_LIST_NAMES[kind], f"{n:,}", otext, "error: " + g["error"], "-", "-"])
+            continue
+        c = {k: _counter_median(g, k) for k in ("hand_ns_per_member", "macro_ns_per_member",
+                                                 "ratio")}
+        rows.append([_LIST_NAMES[kind], f"{n:,}", otext, fmt_num(c["hand_ns_per_member"]),
+                     fmt_num(c["macro_ns_per_member"]), f"{c['ratio']:.3f}×"])
+        lines.append(f"{_LIST_NAMES[kind]}, N = {n:,}, {otext}, back to back: macro against "
+                     f"hand-written {c['ratio']:.3f}× (target ≤ 1.05×): "
+                     f"{_verdict(c['ratio'] <= 1.05)}")
+    if not rows:
+        return ""
+    text = "\n" + md_table(["list", "N", "order", "hand-written ns/member",
+                            "SWF_SWEEP_DEFINE ns/member", "median of macro / hand, paired"], rows,
+                           "lllrrr")
     return text + "\n" + "".join(f"- {line}\n" for line in lines)
 
 
@@ -546,10 +607,40 @@ def sections_markdown(runs):
                      ms(c["seconds"]), ms(c["max_gp_wait_s"]), ms(c["worst_max_gp_wait_s"]),
                      ms(c["worst_max_gp_wait_cpu_s"]), fmt_num(c["preemptions"], 2),
                      fmt_count(c["sections"]), fmt_count(c["longest_section"])])
-    return md_table(["section bound", "N", "activate ms, alone", "activate ms, with GP waiter",
+    text = md_table(["section bound", "N", "activate ms, alone", "activate ms, with GP waiter",
                      "longest GP wait ms (median of runs)", "longest GP wait ms (worst run)",
                      "the same, waiter's CPU ms", "preemptions of the sweep",
                      "sections", "longest section (visits)"], rows, "llrrrrrrrr")
+    return text + sections_lock_markdown(runs)
+
+
+def sections_lock_markdown(runs):
+    """A TAILQ swept under a lock while a writer takes the write side every 100 us: the writer's
+    longest wait per lock kind and section bound (issue 11)."""
+    rows = []
+    ms = (lambda v: "-" if v is None else fmt_num(v * 1e3))
+    for g, m in sorted(_groups(runs, _SECTIONS_LOCK_RE),
+                       key=lambda gm: (list(_LOCK_NAMES).index(gm[1].group(1)),
+                                       int(gm[1].group(3)), int(gm[1].group(2)))):
+        kind, bound, n = m.group(1), int(m.group(2)), int(m.group(3))
+        bname = str(bound) if bound else "0 (unbounded)"
+        if g["error"]:
+            rows.append([_LOCK_NAMES[kind], bname, f"{n:,}", "error: " + g["error"]] + ["-"] * 5)
+            continue
+        c = {k: _counter_median(g, k) for k in ("seconds", "max_lock_wait_s", "mean_lock_wait_s",
+                                                 "writer_locks", "preemptions")}
+        vals = [float(r["max_lock_wait_s"]) for r in g["runs"] if "max_lock_wait_s" in r]
+        worst = max(vals) if vals else None
+        rows.append([_LOCK_NAMES[kind], bname, f"{n:,}", ms(c["seconds"]),
+                     ms(c["max_lock_wait_s"]), ms(worst), ms(c["mean_lock_wait_s"]),
+                     fmt_num(c["writer_locks"], 1), fmt_num(c["preemptions"], 1)])
+    if not rows:
+        return ""
+    return "\n" + md_table(["lock", "section bound", "N", "sweep ms",
+                            "writer's longest wait ms (median of runs)",
+                            "writer's longest wait ms (worst run)", "writer's mean wait ms",
+                            "writer locks per sweep", "preemptions of the sweep"], rows,
+                           "lllrrrrrr")
 
 
 # ---- any family ---------------------------------------------------------------------------------

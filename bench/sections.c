@@ -31,6 +31,20 @@
  * sections, longest_section (the registry's stat: most visits in one section) and
  * cursor_restarts.
  *
+ * The same question under a lock, where it matters most (issue 11): a <sys/queue.h> TAILQ of N
+ * members swept by RESUME with the library's pin (SWF_LIST_SYS_TAILQ_AUTO), each section holding
+ * the read side of the lock, while a writer thread takes the write side every 100 us and records
+ * how long it waited:
+ *
+ *   sections/tailq_rwlock_wpref/bound:K/n:N    a writer-preferring pthread rwlock
+ *                                              (PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)
+ *   sections/tailq_rwlock/bound:K/n:N          glibc's default rwlock (prefers readers)
+ *   sections/tailq_mutex/bound:K/n:N           a mutex for readers and writers (swf_guard_mutex)
+ *
+ * Counters: seconds (the sweep), ns_per_member, max_lock_wait_s (the writer's longest wait for
+ * the lock during a sweep, the worst over the iterations), mean_lock_wait_s, writer_locks (write
+ * acquisitions per sweep), sections, longest_section, preemptions.
+ *
  * Own flags: --n=1M (members), --quick (n=100k), --hog=N: N threads spinning at nice 0 in this
  * process for the whole of each run (hog.h), so the activation, the synchronizer and the hogs
  * compete for the cores: the "before" of a grace-period wait that sleeps instead of spinning.
@@ -44,6 +58,7 @@
 #include <sys/resource.h>
 
 #include <sweepfill/cache.h>
+#include <sweepfill/list_sysqueue.h>
 #include <sweepfill/registry.h>
 
 #include "hog.h"
@@ -247,6 +262,163 @@ out:
         swfb_skip_with_error(st, msg);
 }
 
+/* ---- a TAILQ under a lock ---------------------------------------------------------------- */
+
+struct qmember {
+    TAILQ_ENTRY(qmember) link;
+    void *slot;
+    uint64_t id;
+    struct swf_pin pin;
+    char pad[128 - 2 * sizeof(void *) - sizeof(void *) - sizeof(uint64_t) - sizeof(struct swf_pin)];
+};
+_Static_assert(sizeof(struct qmember) == 128, "a member is 128 bytes");
+TAILQ_HEAD(qmember_q, qmember);
+SWF_LIST_SYS_TAILQ_AUTO(qm, qmember_q, qmember, link, slot, pin)
+
+enum lock_kind { LOCK_RW_WPREF, LOCK_RW_DEFAULT, LOCK_MUTEX };
+
+struct locked {
+    enum lock_kind kind;
+    pthread_rwlock_t rw;
+    pthread_mutex_t mu;
+    int stop;
+    uint64_t max_ns, total_ns, calls;
+    pthread_t thread;
+};
+
+static void locked_write(struct locked *k, bool take)
+{
+    if (k->kind == LOCK_MUTEX)
+        take ? pthread_mutex_lock(&k->mu) : pthread_mutex_unlock(&k->mu);
+    else
+        take ? pthread_rwlock_wrlock(&k->rw) : pthread_rwlock_unlock(&k->rw);
+}
+
+/* The writer: take the write side every 100 us, as a writer of a live list would, and time the
+ * wait. */
+static void *lock_writer(void *arg)
+{
+    struct locked *k = arg;
+    const struct timespec pause = {0, 100000};
+    while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE)) {
+        uint64_t t0 = bench_now_ns();
+        locked_write(k, true);
+        uint64_t t = bench_now_ns() - t0;
+        locked_write(k, false);
+        if (t > k->max_ns)
+            k->max_ns = t;
+        k->total_ns += t;
+        k->calls++;
+        nanosleep(&pause, NULL);
+    }
+    return NULL;
+}
+
+static void bm_locked(swfb_state *st)
+{
+    const enum lock_kind *kindp = swfb_data(st);
+    size_t bound = (size_t)swfb_range(st, 0), n = (size_t)swfb_range(st, 1);
+    struct qmember *m = aligned_alloc(64, (n ? n : 1) * sizeof(*m));
+    size_t *order = malloc((n ? n : 1) * sizeof(size_t));
+    struct swf_cache_config cc = {.object_size = OBJ_SIZE, .name = "sections-lock"};
+    struct swf_cache *c = NULL;
+    if (m == NULL || order == NULL || swf_cache_create(&cc, &c) != 0) {
+        free(m);
+        free(order);
+        swfb_skip_with_error(st, "out of memory");
+        return;
+    }
+    memset(m, 0, (n ? n : 1) * sizeof(*m));
+    struct qmember_q q = TAILQ_HEAD_INITIALIZER(q);
+    bench_order(order, n, true);
+    for (size_t i = 0; i < n; i++) {
+        m[order[i]].id = order[i];
+        TAILQ_INSERT_TAIL(&q, &m[order[i]], link);
+    }
+    static struct locked k;
+    memset(&k, 0, sizeof(k));
+    k.kind = *kindp;
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    if (k.kind == LOCK_RW_WPREF)
+        pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&k.rw, &ra);
+    pthread_rwlockattr_destroy(&ra);
+    pthread_mutex_init(&k.mu, NULL);
+    const char *msg = NULL;
+    if (swf_cache_grow(c, n + 2 * SWF_SWEEP_RESERVE_DEFAULT) != 0)
+        msg = "swf_cache_grow failed";
+
+    double total = 0, waited = 0, locks = 0, preempted = 0;
+    uint64_t max_wait = 0;
+    int64_t iters = 0;
+    struct swf_sweep_stats s;
+    memset(&s, 0, sizeof(s));
+    while (msg == NULL && swfb_keep_running(st)) {
+        __atomic_store_n(&k.stop, 0, __ATOMIC_RELAXED);
+        k.max_ns = k.total_ns = k.calls = 0;
+        if (pthread_create(&k.thread, NULL, lock_writer, &k) != 0) {
+            msg = "pthread_create failed";
+            break;
+        }
+        struct swf_sweep_config cfg;
+        swf_sweep_config_init(&cfg);
+        cfg.list = qm_list(&q);
+        cfg.cache = c;
+        cfg.init = object_init;
+        cfg.section_bound = bound;
+        if (k.kind == LOCK_MUTEX)
+            swf_guard_mutex(&cfg.guard, &k.mu);
+        else
+            swf_guard_rwlock(&cfg.guard, &k.rw);
+        long p0 = preemptions();
+        uint64_t t0 = bench_now_ns();
+        int err = swf_sweep(&cfg, &s);
+        uint64_t t1 = bench_now_ns();
+        preempted += (double)(preemptions() - p0);
+        __atomic_store_n(&k.stop, 1, __ATOMIC_RELEASE);
+        pthread_join(k.thread, NULL);
+        for (size_t i = 0; i < n; i++) {
+            swf_cache_free(c, m[i].slot);
+            m[i].slot = NULL;
+        }
+        if (err != 0) {
+            msg = "swf_sweep failed";
+            break;
+        }
+        double secs = (double)(t1 - t0) * 1e-9;
+        swfb_set_iteration_time(st, secs);
+        total += secs;
+        waited += (double)k.total_ns * 1e-9;
+        locks += (double)k.calls;
+        if (k.max_ns > max_wait)
+            max_wait = k.max_ns;
+        iters++;
+    }
+    if (msg == NULL && iters > 0) {
+        double it = (double)iters;
+        swfb_counter_set(st, "seconds", total / it, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "ns_per_member", n ? total / it * 1e9 / (double)n : 0,
+                         SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "max_lock_wait_s", (double)max_wait * 1e-9, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "mean_lock_wait_s", locks > 0 ? waited / locks : 0,
+                         SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "writer_locks", locks / it, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "sections", (double)s.sections, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "longest_section", (double)s.longest_section, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "preemptions", preempted / it, SWFB_COUNTER_PLAIN);
+        swfb_set_label(st, bound ? "bounded sections" : "one unbounded section");
+    }
+    pthread_rwlock_destroy(&k.rw);
+    pthread_mutex_destroy(&k.mu);
+    if (swf_cache_destroy(c) != 0 && msg == NULL)
+        msg = "objects leaked: swf_cache_destroy refused";
+    free(m);
+    free(order);
+    if (msg != NULL)
+        swfb_skip_with_error(st, msg);
+}
+
 int main(int argc, char **argv)
 {
     int64_t ns[MAX_ARGS] = {1000000};
@@ -283,6 +455,19 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++)
             for (int k = 0; k < nn; k++)
                 swfb_bench_args2(b, bounds[i], ns[k]);
+        swfb_bench_manual_time(b);
+        swfb_bench_unit(b, SWFB_MS);
+    }
+    static const enum lock_kind lock_kinds[] = {LOCK_RW_WPREF, LOCK_RW_DEFAULT, LOCK_MUTEX};
+    static const char *lock_names[] = {"sections/tailq_rwlock_wpref", "sections/tailq_rwlock",
+                                       "sections/tailq_mutex"};
+    swfb_add_context("sysqueue", "a TAILQ of 128-byte members, shuffled, the library's pin");
+    for (int i = 0; i < 3; i++) {
+        swfb_bench *b = swfb_register_data(lock_names[i], bm_locked, (void *)&lock_kinds[i]);
+        swfb_bench_arg_names(b, "bound", "n");
+        for (size_t j = 0; j < sizeof(bounds) / sizeof(bounds[0]); j++)
+            for (int k = 0; k < nn; k++)
+                swfb_bench_args2(b, bounds[j], ns[k]);
         swfb_bench_manual_time(b);
         swfb_bench_unit(b, SWFB_MS);
     }

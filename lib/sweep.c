@@ -8,6 +8,7 @@
 #include <ck_epoch.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 
 #include "atomic.h"
 #include "tsan.h"
@@ -38,6 +39,11 @@ int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct swf_list
                   EINVAL, "cfg->algo is not an enum swf_algo value");
     SWF_CHECK_ARG(cfg->publish != SWF_PUBLISH_STORE && cfg->publish != SWF_PUBLISH_CAS, EINVAL,
                   "cfg->publish is not an enum swf_publish value");
+    /* Not an error (stats.fell_back says it), but where a user looks: debug builds say it. */
+    if (SWF_DEBUG && cfg->algo == SWF_RESUME && !swf_list_can_pin(ops) &&
+        !(cfg->guard.flags & SWF_GUARD_BLOCKING_OK))
+        fprintf(stderr, "sweepfill: swf_sweep: the list cannot pin (no pin, unpin and linked ops), "
+                        "so SWF_RESUME runs as SWF_RESTART; use an _AUTO adapter (pin.h)\n");
     return 0;
 }
 
@@ -47,7 +53,7 @@ int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
     int err = swf_sweep_validate(cfg, cfg->list.ops);
     if (err != 0)
         return err;
-    return swf_sweep_run_(cfg, cfg->list.ops, cfg->init, stats);
+    return swf_sweep_run_(cfg, cfg->list.ops, cfg->init, cfg->list.slot_offset, stats);
 }
 
 /* ---- guards ------------------------------------------------------------------------------- */
@@ -78,6 +84,16 @@ static void rwlock_leave(void *lock)
     pthread_rwlock_unlock(lock);
 }
 
+static void mutex_enter(void *lock)
+{
+    pthread_mutex_lock(lock);
+}
+
+static void mutex_leave(void *lock)
+{
+    pthread_mutex_unlock(lock);
+}
+
 static void nothing(void *arg)
 {
     (void)arg;
@@ -95,6 +111,13 @@ void swf_guard_rwlock(struct swf_guard *g, pthread_rwlock_t *lock)
     if (g == NULL || lock == NULL)
         return;
     *g = (struct swf_guard){rwlock_enter, rwlock_leave, lock, 0};
+}
+
+void swf_guard_mutex(struct swf_guard *g, pthread_mutex_t *lock)
+{
+    if (g == NULL || lock == NULL)
+        return;
+    *g = (struct swf_guard){mutex_enter, mutex_leave, lock, 0};
 }
 
 void swf_guard_none(struct swf_guard *g)

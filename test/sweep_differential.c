@@ -2,10 +2,12 @@
  * test/sweep_differential.c - the three algorithms reach the same final state on the same input.
  *
  * Each trial draws a list size (0 .. 3000), a fraction of slots already set (to a sentinel the
- * sweep must leave alone), a NOWAIT failure probability and seed, an adapter (array, CK_LIST,
- * CK_SLIST, CK_STAILQ, each with and without pins, nested lists, and sweeps generated with
- * SWF_SWEEP_DEFINE), a publication mode and a section bound. Then it runs BATCH_RESTART,
- * RESTART and RESUME on identical copies of that input and checks each end state:
+ * sweep must leave alone), a NOWAIT failure probability and seed, an adapter (members.h's
+ * table: array; CK_LIST, CK_SLIST, CK_STAILQ without pins, with hand-written pins and with the
+ * library's (_AUTO); nested lists; the <sys/queue.h> lists; cds_list and cds_hlist; a bucket
+ * array; ck_hs; sweeps generated with SWF_SWEEP_DEFINE), a publication mode and a section bound.
+ * Then it runs BATCH_RESTART, RESTART and RESUME on identical copies of that input and checks each
+ * end state:
  *   - every member has a slot; pre-set slots still hold the sentinel;
  *   - every new object is initialised for its member, and no object is in two slots;
  *   - init ran exactly once per new object; objects alive in the cache == slots assigned;
@@ -18,39 +20,6 @@
 
 enum { TRIALS = 300, MAX_N = 3000 };
 
-enum adapter {
-    AD_ARRAY,
-    AD_LIST,
-    AD_LIST_PINNED,
-    AD_SLIST,
-    AD_SLIST_PINNED,
-    AD_STAILQ,
-    AD_STAILQ_PINNED,
-    AD_NESTED,
-    AD_TYPED_LIST_PINNED,
-    AD_TYPED_NESTED,
-    AD_COUNT
-};
-
-static const char *adapter_names[AD_COUNT] = {
-    "array",
-    "CK_LIST",
-    "CK_LIST pinned",
-    "CK_SLIST",
-    "CK_SLIST pinned",
-    "CK_STAILQ",
-    "CK_STAILQ pinned",
-    "nested",
-    "typed CK_LIST pinned",
-    "typed nested",
-};
-
-static const bool adapter_pins[AD_COUNT] = {true,  false, true,  false, true,
-                                            false, true,  false, true,  false};
-
-SWF_SWEEP_DEFINE(typed_sweep_pinned, mlp, payload_init)
-SWF_SWEEP_DEFINE(typed_sweep_nested, mn, payload_init)
-
 static char sentinel[64];
 
 struct trial {
@@ -58,34 +27,11 @@ struct trial {
     unsigned int preset_pct;
     unsigned int fail_pct;
     uint64_t seed;
-    enum adapter adapter;
+    const struct adapter *adapter;
     enum swf_publish publish;
     size_t bound;
     size_t reserve;
 };
-
-static struct swf_list list_for(struct population *p, enum adapter a)
-{
-    switch (a) {
-    case AD_ARRAY:
-        return swf_list_array(&p->array, offsetof(struct member, slot));
-    case AD_LIST:
-        return ml_list(&p->list);
-    case AD_LIST_PINNED:
-    case AD_TYPED_LIST_PINNED:
-        return mlp_list(&p->list);
-    case AD_SLIST:
-        return msl_list(&p->slist);
-    case AD_SLIST_PINNED:
-        return mslp_list(&p->slist);
-    case AD_STAILQ:
-        return mq_list(&p->stailq);
-    case AD_STAILQ_PINNED:
-        return mqp_list(&p->stailq);
-    default:
-        return mn_list(&p->groups);
-    }
-}
 
 static int compare_ptr(const void *a, const void *b)
 {
@@ -117,7 +63,7 @@ static long run_algo(const struct trial *t, enum swf_algo algo, char *why, size_
 
     struct swf_sweep_config cfg;
     swf_sweep_config_init(&cfg);
-    cfg.list = list_for(&pop, t->adapter);
+    cfg.list = t->adapter->list(&pop);
     cfg.cache = c;
     cfg.init = payload_init;
     cfg.algo = algo;
@@ -128,9 +74,7 @@ static long run_algo(const struct trial *t, enum swf_algo algo, char *why, size_
 
     uint64_t inits_before = test_inits;
     struct swf_sweep_stats st;
-    int err = t->adapter == AD_TYPED_LIST_PINNED ? typed_sweep_pinned(&cfg, &st)
-              : t->adapter == AD_TYPED_NESTED    ? typed_sweep_nested(&cfg, &st)
-                                                 : swf_sweep(&cfg, &st);
+    int err = adapter_sweep(t->adapter, &cfg, &st);
     uint64_t inits = test_inits - inits_before;
 
     long result = (long)st.assigned;
@@ -183,11 +127,11 @@ int main(void)
         t.preset_pct = presets[(r >> 24) % 6];
         t.fail_pct = fails[(r >> 28) % 6];
         t.seed = tap_rand(&rng);
-        t.adapter = (enum adapter)((r >> 32) % AD_COUNT);
+        t.adapter = &adapters[(r >> 32) % ADAPTER_COUNT];
         t.publish = (r >> 40) & 1 ? SWF_PUBLISH_CAS : SWF_PUBLISH_STORE;
         t.bound = (r >> 41) % 3 == 0 ? 0 : 1 + (r >> 44) % 100;
         t.reserve = 1 + (r >> 52) % 40;
-        if (!adapter_pins[t.adapter])
+        if (!t.adapter->pins)
             t.bound = 0; /* a bound needs a list that can pin */
         char why[3][160];
         long assigned[3];
@@ -202,7 +146,7 @@ int main(void)
             ok(each_ok && agree,
                "trial %d: N=%zu preset=%u%% fail=%u%% %s %s bound=%zu reserve=%zu: assigned "
                "%ld/%ld/%ld%s%s%s%s%s%s",
-               i, t.n, t.preset_pct, t.fail_pct, adapter_names[t.adapter],
+               i, t.n, t.preset_pct, t.fail_pct, t.adapter->name,
                t.publish == SWF_PUBLISH_CAS ? "CAS" : "store", t.bound, t.reserve, assigned[0],
                assigned[1], assigned[2], why[0][0] ? "; BATCH: " : "", why[0],
                why[1][0] ? "; RESTART: " : "", why[1], why[2][0] ? "; RESUME: " : "", why[2]);

@@ -58,6 +58,10 @@ static void test_bad_input(void)
     EXPECT_EINVAL("ops without first", cfg.list.ops = &no_first);
     EXPECT_EINVAL("ops without next", cfg.list.ops = &no_next);
     EXPECT_EINVAL("pin without unpin and linked", cfg.list.ops = &half_pins);
+    base_config(&cfg, &pop, c);
+    cfg.list.slot_offset = offsetof(struct member, id); /* a multiple of 8, not the slot */
+    ok(typed_mlp(&cfg, &st) == EINVAL,
+       "SWF_SWEEP_DEFINE with a slot offset other than its adapter's is EINVAL");
     EXPECT_EINVAL("NULL cache", cfg.cache = NULL);
     EXPECT_EINVAL("NULL init", cfg.init = NULL);
     EXPECT_EINVAL("NULL guard enter", cfg.guard.enter = NULL);

@@ -186,5 +186,27 @@ verify "release/state-store-overtakes-take (no release)" release.pml safety \
 verify "release/add-links-on-ENOMEM" release.pml safety 'assertion violated active_filled' \
   -DADD_ENOMEM -DBROKEN_ADD_ENOMEM_LINKS
 
+# The library's pin (pin.h, lib/pin.c): swf_pin_retire racing the sweeps' swf_pin_put, with the
+# grace period of an epoch/RCU list and of a lock-protected list (swf_grace_lock).
+pinsafe="freed exactly once, no leak, no use after free, no pin after the grace period, completeness, visit bound, no deadlock"
+verify "pin, epoch/RCU grace [$pinsafe] 2 sweeps, 3 members, 2 deletions" pin.pml safety pass \
+  -DMODE_DEFER -DNM=3 -DNS=2 -DNREFILL=0
+verify "pin, epoch/RCU grace [$pinsafe] 1 sweep with a refill + a reader, 4 members, 2 deletions" \
+  pin.pml safety pass -DMODE_DEFER -DNM=4 -DNS=1 -DREADER -DNREFILL=1
+verify "pin, lock grace [$pinsafe] 2 sweeps with a refill each, 3 members, 2 deletions" pin.pml \
+  safety pass -DMODE_LOCK -DNM=3 -DNS=2 -DNREFILL=1
+verify "pin, epoch/RCU grace [termination: LTL <> both sweeps done] 2 sweeps, 3 members" \
+  pin.pml liveness pass -DMODE_DEFER -DNM=3 -DNS=2 -DND=1 -DNREFILL=1 -DNO_VISIT_BOUND
+verify "pin/grace-over-reads-count-then-sets-bit (leak)" pin.pml safety \
+  'assertion violated \(mst\[i\]!=2\)' -DMODE_DEFER -DNM=3 -DNREFILL=0 -DBROKEN_GRACE_SPLIT
+verify "pin/put-frees-before-grace-period" pin.pml safety "$uaf" -DMODE_DEFER -DNM=3 -DNREFILL=0 \
+  -DBROKEN_PUT_NO_GRACE
+verify "pin/retire-after-the-next-unlink (the retire rule)" pin.pml safety "$uaf" -DMODE_DEFER \
+  -DNM=3 -DNREFILL=0 -DBROKEN_RETIRE_LATE
+verify "pin/lock-retire-frees-a-pinned-member" pin.pml safety "$uaf" -DMODE_LOCK -DNM=3 \
+  -DBROKEN_LOCK_IGNORES_PIN
+verify "pin/linked-ignores-retire (the refill revisits a freed cursor)" pin.pml safety "$uaf" \
+  -DMODE_DEFER -DNM=3 -DNS=1 -DNREFILL=1 -DBROKEN_LINKED_TRUE
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

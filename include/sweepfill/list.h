@@ -16,16 +16,48 @@
  * All five are called inside the caller's read-side section (see sweep.h's guards); pin in one
  * section, linked and unpin in a later one. pin, unpin and linked come as a set or not at all. A
  * list that can pin makes a sweep's cursor resumable: it can leave the section (to refill its
- * reserve, or to bound the section's length) and continue where it stopped.
+ * reserve, or to bound the section's length) and continue where it stopped. Without them, RESUME
+ * runs as RESTART (sweep.h); the _AUTO adapters below give every list pins with no code of yours.
  *
  * Ready-made adapters, generated for a given struct and field by the macros below:
  *   SWF_LIST_CK_LIST, SWF_LIST_CK_SLIST, SWF_LIST_CK_STAILQ    (ck_queue.h lists)
+ *   SWF_LIST_CK_LIST_AUTO (and _SLIST_, _STAILQ_)               the same, pinned by the library:
+ *                                                               a struct swf_pin in the member
+ *                                                               (pin.h) and swf_pin_retire in
+ *                                                               your deleter
  *   SWF_LIST_CK_LIST_PINNED (and _SLIST_, _STAILQ_)             the same with your pin functions
+ *   SWF_LIST_FIRST_NEXT, SWF_LIST_FIRST_NEXT_AUTO               any list with FIRST(head) and
+ *                                                               NEXT(elm, field) macros
  *   SWF_LIST_NESTED_CK_LIST                                     an outer list of inner lists
  *   swf_list_array()                                            an array of members (pins free)
- * Each macro defines `NAME_ops` (a struct swf_list_ops) and `NAME_list(head)` returning the
- * struct swf_list to pass to a sweep; the functions are static inline, so a sweep generated with
- * SWF_SWEEP_DEFINE (sweep.h) calls them without an indirect call.
+ * and, in their own headers because they need more than ck: <sys/queue.h> lists
+ * (list_sysqueue.h), liburcu's cds_list and cds_hlist (list_urcu.h), bucket arrays and ck_hs
+ * (list_hash.h). Each macro defines `NAME_ops` (a struct swf_list_ops) and `NAME_list(head)`
+ * returning the struct swf_list to pass to a sweep; the functions are static inline, so a sweep
+ * generated with SWF_SWEEP_DEFINE (sweep.h) calls them without an indirect call.
+ *
+ * Ops for a container that is not a list (a skip list, a tree, a hash table: examples/
+ * skiplist_sweep.c is a worked example) must guarantee:
+ *   first, next  a walk from first() along next() to NULL reaches, in finitely many steps, every
+ *                member present in the container for the whole walk, whatever concurrent writers
+ *                do (the reader guarantee of an RCU list); members added or removed meanwhile
+ *                may or may not be reached. Called inside a section on a member reached in that
+ *                section, or on a pinned member whose linked() returned true in this section.
+ *                The sweep calls next only on the member first or next returned last (its
+ *                cursor) and calls first again only to restart, so ops may keep walk state (a
+ *                bucket index, an iterator, a stack of tree nodes) in the object `list` points
+ *                to, set up afresh for each sweep.
+ *   pin          inside a section in which m was reached: until unpin, m's memory stays valid
+ *                (the deleter must not free it; struct swf_pin does this for you).
+ *   linked       inside a later section, with m pinned: true only if m is still in the
+ *                container (not retired: after a refill the sweep unpins m and then visits it
+ *                again in the same section, which an unlinked member's last unpin could have
+ *                freed), next(list, m) may be called in this section, and the walk from there
+ *                still reaches every member present throughout (the walk state is still valid:
+ *                no resize moved members behind the cursor). False makes the sweep unpin m and
+ *                walk again from first(): always correct, since filled slots are skipped, and
+ *                the only case in which RESUME makes a second pass.
+ *   unpin        releases the pin; it may free m (swf_pin_put after m's grace period).
  *
  * Slots: a reader loads a slot with swf_slot_load() (an acquire load): it returns NULL or an
  * object whose initialisation, done before a sweep published it with a release store or release
@@ -39,6 +71,7 @@
 #include <stddef.h>
 
 #include "api.h"
+#include "pin.h"
 
 #if defined(SWF_ATOMICS_C11) || defined(__SANITIZE_THREAD__)
 #define SWF_SLOT_BUILTINS 1
@@ -178,7 +211,12 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
     __attribute__((unused)) static const struct swf_list_ops name##_ops = { \
         name##_first, name##_next, pin, unpin, linked}
 
+/* The slot's offset as a constant, for SWF_SWEEP_DEFINE. */
+#define SWF_LIST_SLOT_OFFSET_(name, member_type, slot_field) \
+    enum { name##_slot_offset = offsetof(struct member_type, slot_field) }
+
 #define SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)                           \
+    SWF_LIST_SLOT_OFFSET_(name, member_type, slot_field);                                     \
     __attribute__((unused)) static inline struct swf_list name##_list(struct head_type *head) \
     {                                                                                         \
         struct swf_list l = {&name##_ops, head, offsetof(struct member_type, slot_field)};    \
@@ -202,6 +240,24 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
     {                                                                     \
         (void)list;                                                       \
         return linked_fn(SWF_STATIC_CAST_(struct member_type *, m));      \
+    }
+
+/* Typed wrappers for the library's pins (pin.h): the member embeds `struct swf_pin pin_field`. */
+#define SWF_LIST_PIN_AUTO_FNS_(name, member_type, pin_field)          \
+    SWF_LIST_FN_ void name##_pin(void *list, void *m)                 \
+    {                                                                 \
+        (void)list;                                                   \
+        swf_pin_get(&((struct member_type *)m)->pin_field);           \
+    }                                                                 \
+    SWF_LIST_FN_ void name##_unpin(void *list, void *m)               \
+    {                                                                 \
+        (void)list;                                                   \
+        swf_pin_put(&((struct member_type *)m)->pin_field);           \
+    }                                                                 \
+    SWF_LIST_FN_ bool name##_linked(void *list, void *m)              \
+    {                                                                 \
+        (void)list;                                                   \
+        return swf_pin_linked(&((struct member_type *)m)->pin_field); \
     }
 
 /* first/next for one ck_queue flavour: FIRST and NEXT are that flavour's macros. */
@@ -229,11 +285,37 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
     SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);                         \
     SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
 
+#define SWF_LIST_CK_ADAPTER_AUTO_(name, head_type, member_type, link_field, slot_field, FIRST, \
+                                  NEXT, pin_field)                                             \
+    SWF_LIST_WALK_FNS_(name, head_type, member_type, link_field, FIRST, NEXT)                  \
+    SWF_LIST_PIN_AUTO_FNS_(name, member_type, pin_field)                                       \
+    SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);                       \
+    SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
+
+/*
+ * SWF_LIST_FIRST_NEXT(name, head_type, member_type, link_field, slot_field, FIRST, NEXT)
+ * SWF_LIST_FIRST_NEXT_AUTO(name, head_type, member_type, link_field, slot_field, FIRST, NEXT,
+ *                          pin_field)
+ * For any list whose first member is FIRST(struct head_type *) and whose next is
+ * NEXT(struct member_type *, link_field), both NULL at the end (the BSD <sys/queue.h> and
+ * ck_queue.h conventions). The _AUTO form pins with the member's `struct swf_pin pin_field`.
+ * Loads through FIRST and NEXT must be what the list's readers use (e.g. ck_queue's fenced
+ * loads for an epoch-protected list, plain loads under a lock).
+ */
+#define SWF_LIST_FIRST_NEXT(name, head_type, member_type, link_field, slot_field, FIRST, NEXT) \
+    SWF_LIST_CK_ADAPTER_(name, head_type, member_type, link_field, slot_field, FIRST, NEXT)
+#define SWF_LIST_FIRST_NEXT_AUTO(name, head_type, member_type, link_field, slot_field, FIRST,    \
+                                 NEXT, pin_field)                                                \
+    SWF_LIST_CK_ADAPTER_AUTO_(name, head_type, member_type, link_field, slot_field, FIRST, NEXT, \
+                              pin_field)
+
 /*
  * SWF_LIST_CK_LIST(name, head_type, member_type, link_field, slot_field)
  * For `CK_LIST_HEAD(head_type, member_type)` lists whose members link through
  * `CK_LIST_ENTRY(member_type) link_field` and hold `void *slot_field`. Cannot pin: a sweep over
  * it restarts from the head when it must leave its section (RESTART behaviour).
+ * SWF_LIST_CK_LIST_AUTO(..., pin_field) pins with the library's pin: the member embeds
+ * `struct swf_pin pin_field` and deleters call swf_pin_retire after CK_LIST_REMOVE (pin.h).
  * SWF_LIST_CK_LIST_PINNED(..., pin_fn, unpin_fn, linked_fn) adds your pin functions (see the top
  * comment for what they must guarantee). SWF_LIST_CK_SLIST* and SWF_LIST_CK_STAILQ* are the same
  * for CK_SLIST and CK_STAILQ.
@@ -245,6 +327,9 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
                                 unpin_fn, linked_fn)                                          \
     SWF_LIST_CK_ADAPTER_PINNED_(name, head_type, member_type, link_field, slot_field,         \
                                 CK_LIST_FIRST, CK_LIST_NEXT, pin_fn, unpin_fn, linked_fn)
+#define SWF_LIST_CK_LIST_AUTO(name, head_type, member_type, link_field, slot_field, pin_field)     \
+    SWF_LIST_CK_ADAPTER_AUTO_(name, head_type, member_type, link_field, slot_field, CK_LIST_FIRST, \
+                              CK_LIST_NEXT, pin_field)
 #define SWF_LIST_CK_SLIST(name, head_type, member_type, link_field, slot_field)                \
     SWF_LIST_CK_ADAPTER_(name, head_type, member_type, link_field, slot_field, CK_SLIST_FIRST, \
                          CK_SLIST_NEXT)
@@ -252,6 +337,9 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
                                  unpin_fn, linked_fn)                                          \
     SWF_LIST_CK_ADAPTER_PINNED_(name, head_type, member_type, link_field, slot_field,          \
                                 CK_SLIST_FIRST, CK_SLIST_NEXT, pin_fn, unpin_fn, linked_fn)
+#define SWF_LIST_CK_SLIST_AUTO(name, head_type, member_type, link_field, slot_field, pin_field) \
+    SWF_LIST_CK_ADAPTER_AUTO_(name, head_type, member_type, link_field, slot_field,             \
+                              CK_SLIST_FIRST, CK_SLIST_NEXT, pin_field)
 #define SWF_LIST_CK_STAILQ(name, head_type, member_type, link_field, slot_field)                \
     SWF_LIST_CK_ADAPTER_(name, head_type, member_type, link_field, slot_field, CK_STAILQ_FIRST, \
                          CK_STAILQ_NEXT)
@@ -259,6 +347,10 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
                                   unpin_fn, linked_fn)                                          \
     SWF_LIST_CK_ADAPTER_PINNED_(name, head_type, member_type, link_field, slot_field,           \
                                 CK_STAILQ_FIRST, CK_STAILQ_NEXT, pin_fn, unpin_fn, linked_fn)
+
+#define SWF_LIST_CK_STAILQ_AUTO(name, head_type, member_type, link_field, slot_field, pin_field) \
+    SWF_LIST_CK_ADAPTER_AUTO_(name, head_type, member_type, link_field, slot_field,              \
+                              CK_STAILQ_FIRST, CK_STAILQ_NEXT, pin_field)
 
 /*
  * SWF_LIST_NESTED_CK_LIST(name, outer_head_type, outer_type, outer_link, inner_head_field,
@@ -295,6 +387,7 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
         return name##_from_outer(CK_LIST_NEXT(i->parent_field, outer_link));                     \
     }                                                                                            \
     SWF_LIST_OPS_DEFINE_(name, SWF_NULL_, SWF_NULL_, SWF_NULL_);                                 \
+    SWF_LIST_SLOT_OFFSET_(name, inner_type, slot_field);                                         \
     __attribute__((unused)) static inline struct swf_list name##_list(                           \
         struct outer_head_type *head)                                                            \
     {                                                                                            \

@@ -14,10 +14,15 @@
  *                          (each refill revisits its cursor once), even at 100% NOWAIT failure;
  *                          N visits and no refill when NOWAIT never fails (a cache grown by
  *                          N + reserve beforehand, as for RESTART).
- *                          Needs a list that can pin (list.h); without one it behaves as
- *                          SWF_RESTART and sets stats.fell_back, unless the guard declares
+ *                          Needs a list that can pin (list.h; every _AUTO adapter can, with
+ *                          the library's pin.h); without one it behaves as SWF_RESTART and
+ *                          sets stats.fell_back, unless the guard declares
  *                          SWF_GUARD_BLOCKING_OK, in which case it refills inside the section
- *                          and keeps its cursor (counted in stats.inplace_refills).
+ *                          and keeps its cursor (counted in stats.inplace_refills). The
+ *                          fallback still returns 0; a library built with debug checks
+ *                          (swf_debug_checks() == 1) also prints one line to stderr per such
+ *                          call: "sweepfill: swf_sweep: the list cannot pin ... SWF_RESUME runs
+ *                          as SWF_RESTART ...".
  *   SWF_RESTART            the fgraph patch: like RESUME, but after a refill it walks again from
  *                          the head. Passes: P = max(1, ceil(N / B)) at 100% NOWAIT failure
  *                          (B = reserve), with B*P*(P-1)/2 + N + (P-1) visits; 1 pass and N
@@ -116,11 +121,20 @@ struct swf_guard {
  * thread), with an acquire fence after ck_epoch_begin (the load barrier Concurrency Kit 0.7.1 and
  * 0.7.2 lack on weakly ordered machines) and, after ck_epoch_end, a futex wake when a sweepfill
  * grace-period waiter sleeps (one relaxed load otherwise); the rwlock guard takes the read lock;
- * the none guard does nothing (single-threaded lists). All set flags to 0. No-ops on NULL
- * arguments. swf_guard_rwlock is declared when
+ * the mutex guard takes the mutex (for lists whose readers and writers share one mutex); the none
+ * guard does nothing (single-threaded lists). All set flags to 0: blocking inside a locked
+ * section holds up every writer. No-ops on NULL arguments. swf_guard_rwlock is declared when
  * <pthread.h> provides read-write locks (POSIX.1-2001: under strict -std=c11, define
- * _POSIX_C_SOURCE=200112L or _GNU_SOURCE). */
+ * _POSIX_C_SOURCE=200112L or _GNU_SOURCE).
+ * Section bounds under a lock help a waiting writer only if the lock hands over to it when the
+ * sweep leaves. Measured here (bench/README.md, sections family, 1M members, bound 64): with a
+ * glibc rwlock, writer-preferring (pthread_rwlockattr_setkind_np with
+ * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP) or default, a writer's longest wait fell from
+ * the whole sweep (~300 ms) to ~0.1 ms; with a glibc mutex, which does not queue, only to ~5 ms:
+ * the sweeping thread often takes it again before the woken writer runs. Other guards:
+ * list_urcu.h (liburcu flavours). */
 SWF_API void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec);
+SWF_API void swf_guard_mutex(struct swf_guard *g, pthread_mutex_t *lock);
 SWF_API void swf_guard_none(struct swf_guard *g);
 #if defined(PTHREAD_RWLOCK_INITIALIZER)
 SWF_API void swf_guard_rwlock(struct swf_guard *g, pthread_rwlock_t *lock);
@@ -200,23 +214,30 @@ SWF_API int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct 
 /*
  * SWF_SWEEP_DEFINE(fn, list_name, init_fn) defines
  *     static int fn(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
- * a sweep specialised for a list adapter generated with one of list.h's SWF_LIST_* macros
- * (list_name is that macro's first argument) and for the init function init_fn: the list ops and
- * init are called directly and inline, with no indirect call per member. cfg->list.ops and
- * cfg->init are ignored (list_name's ops and init_fn are used); everything else is as swf_sweep.
+ * a sweep specialised for a list adapter generated with one of the SWF_LIST_* macros (list.h,
+ * list_sysqueue.h, list_urcu.h, list_hash.h; list_name is that macro's first argument) and for
+ * the init function init_fn: the list ops, the slot's offset and init are compile-time constants,
+ * called or used directly and inline, with no indirect call per member. cfg->list.ops and
+ * cfg->init are ignored (list_name's ops and init_fn are used); cfg->list.slot_offset must be the
+ * adapter's (as NAME_list() sets it), else EINVAL; everything else is as swf_sweep. An adapter
+ * written by hand works too if it defines `NAME_ops` (static const struct swf_list_ops whose
+ * functions are visible for inlining) and `enum { NAME_slot_offset = offsetof(...) }`.
  */
-#define SWF_SWEEP_DEFINE(fn, list_name, init_fn)                              \
-    static inline void fn##_init_(void *obj, void *member, void *arg)         \
-    {                                                                         \
-        init_fn(obj, member, arg);                                            \
-    }                                                                         \
-    __attribute__((unused)) static int fn(const struct swf_sweep_config *cfg, \
-                                          struct swf_sweep_stats *stats)      \
-    {                                                                         \
-        int err = swf_sweep_validate(cfg, &list_name##_ops);                  \
-        if (err != 0)                                                         \
-            return err;                                                       \
-        return swf_sweep_run_(cfg, &list_name##_ops, fn##_init_, stats);      \
+#define SWF_SWEEP_DEFINE(fn, list_name, init_fn)                                                  \
+    static inline void fn##_init_(void *obj, void *member, void *arg)                             \
+    {                                                                                             \
+        init_fn(obj, member, arg);                                                                \
+    }                                                                                             \
+    __attribute__((unused)) static int fn(const struct swf_sweep_config *cfg,                     \
+                                          struct swf_sweep_stats *stats)                          \
+    {                                                                                             \
+        int err = swf_sweep_validate(cfg, &list_name##_ops);                                      \
+        if (err != 0)                                                                             \
+            return err;                                                                           \
+        if (cfg->list.slot_offset != (size_t)list_name##_slot_offset)                             \
+            return EINVAL;                                                                        \
+        return swf_sweep_run_(cfg, &list_name##_ops, fn##_init_, (size_t)list_name##_slot_offset, \
+                              stats);                                                             \
     }
 
 #endif /* SWEEPFILL_SWEEP_H */

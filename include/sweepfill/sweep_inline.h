@@ -179,12 +179,11 @@ static SWF_ALWAYS_INLINE_ void swf_tally_flush_(struct swf_walk_ *w, const struc
  * the configuration, and the list ops, the cache and init are read once. Section visits are
  * t.visits - section_start. */
 static SWF_ALWAYS_INLINE_ int swf_walk_core_(struct swf_walk_ *w, const struct swf_list_ops *ops,
-                                             swf_init_fn *init, const bool batch, const bool cas,
-                                             const bool bounded)
+                                             swf_init_fn *init, const size_t slot_offset,
+                                             const bool batch, const bool cas, const bool bounded)
 {
     const struct swf_sweep_config *cfg = w->cfg;
     void *const list = cfg->list.list;
-    const size_t slot_offset = cfg->list.slot_offset;
     const size_t bound = cfg->section_bound;
     struct swf_cache *const cache = cfg->cache;
     void *const init_arg = cfg->init_arg;
@@ -271,7 +270,7 @@ static SWF_ALWAYS_INLINE_ int swf_walk_core_(struct swf_walk_ *w, const struct s
 }
 
 static SWF_ALWAYS_INLINE_ int swf_walk_select_(struct swf_walk_ *w, const struct swf_list_ops *ops,
-                                               swf_init_fn *init)
+                                               swf_init_fn *init, size_t slot_offset)
 {
     const struct swf_sweep_config *cfg = w->cfg;
     if (cfg->algo == SWF_RESUME && !swf_list_can_pin(ops) &&
@@ -281,15 +280,15 @@ static SWF_ALWAYS_INLINE_ int swf_walk_select_(struct swf_walk_ *w, const struct
     bool cas = cfg->publish == SWF_PUBLISH_CAS;
     bool bounded = cfg->section_bound != 0;
     if (!batch && !cas && !bounded)
-        return swf_walk_core_(w, ops, init, false, false, false);
-    return swf_walk_core_(w, ops, init, batch, cas, bounded);
+        return swf_walk_core_(w, ops, init, slot_offset, false, false, false);
+    return swf_walk_core_(w, ops, init, slot_offset, batch, cas, bounded);
 }
 
-/* The sweep proper, for swf_sweep (runtime ops) and SWF_SWEEP_DEFINE (constant ops). The config
- * must have passed swf_sweep_validate. */
+/* The sweep proper, for swf_sweep (runtime ops, cfg->list.slot_offset) and SWF_SWEEP_DEFINE
+ * (constant ops and slot offset). The config must have passed swf_sweep_validate. */
 static SWF_ALWAYS_INLINE_ int swf_sweep_run_(const struct swf_sweep_config *cfg,
                                              const struct swf_list_ops *ops, swf_init_fn *init,
-                                             struct swf_sweep_stats *stats)
+                                             size_t slot_offset, struct swf_sweep_stats *stats)
 {
     struct swf_sweep_stats local;
     struct swf_sweep_stats *st = stats ? stats : &local;
@@ -312,7 +311,7 @@ static SWF_ALWAYS_INLINE_ int swf_sweep_run_(const struct swf_sweep_config *cfg,
     /* The initial fill, outside any section, as the patch does. Coming up short is not an error
      * yet: NOWAIT may serve every member. */
     (void)swf_reserve_fill_(&w);
-    int err = swf_walk_select_(&w, ops, init);
+    int err = swf_walk_select_(&w, ops, init, slot_offset);
     swf_reserve_return_(&w);
     swf_cache_free_bulk(cfg->cache, w.batch, w.nbatch);
     if (reserve != small)

@@ -7,6 +7,7 @@
 #include "api.h"
 #include "cache.h"
 #include "list.h"
+#include "pin.h"
 #include "registry.h"
 #include "sweep.h"
 

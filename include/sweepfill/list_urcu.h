@@ -1,0 +1,257 @@
+/*
+ * sweepfill/list_urcu.h - sweeps over liburcu's RCU lists (cds_list_head from <urcu/rculist.h>,
+ * cds_hlist_head from <urcu/rcuhlist.h>), guards for every urcu flavour, and call_rcu as the
+ * grace period of swf_pin_retire. Header-only: sweepfill itself does not link liburcu; your
+ * program links its flavour's library (pkg-config liburcu, liburcu-qsbr, liburcu-bp, liburcu-mb,
+ * liburcu-signal, liburcu-memb).
+ *
+ * Choosing the flavour: include your flavour's header first, then this one; pass that flavour's
+ * struct rcu_flavor_struct to the guard and grace functions:
+ *
+ *   #include <urcu/urcu-memb.h>            // or <urcu/urcu-qsbr.h>, <urcu/urcu-bp.h>,
+ *   #include <sweepfill/list_urcu.h>       //    <urcu/urcu-mb.h>, <urcu/urcu-signal.h>, <urcu.h>
+ *
+ *   swf_guard_urcu(&cfg.guard, &urcu_memb_flavor);         // qsbr: swf_guard_urcu_qsbr
+ *   swf_grace_urcu(&grace, &urcu_memb_flavor);             // for the deleters' swf_pin_retire
+ *
+ * (with the short-name API of <urcu.h>, <urcu-qsbr.h> or <urcu-bp.h>, `&rcu_flavor` names the
+ * flavour included). Nothing here names a flavour's symbols, so this header serves every flavour;
+ * but liburcu 0.13's headers declare call_rcu and the flavour struct only for the first flavour a
+ * translation unit includes, so a program using two flavours includes each, with this header, in
+ * a translation unit of its own.
+ *
+ * Lists (each macro defines NAME_ops and NAME_list(head), as list.h's do):
+ *   SWF_LIST_CDS_LIST(name, member_type, link_field, slot_field)        struct cds_list_head
+ *   SWF_LIST_CDS_LIST_AUTO(name, member_type, link_field, slot_field, pin_field)
+ *   SWF_LIST_CDS_HLIST(name, member_type, link_field, slot_field)       struct cds_hlist_head
+ *   SWF_LIST_CDS_HLIST_AUTO(name, member_type, link_field, slot_field, pin_field)
+ * The walk loads links as rcu_dereference does (a consume load). With _AUTO the member embeds a
+ * struct swf_pin and deleters do, under their update-side lock:
+ *     cds_list_del_rcu(&m->link);  swf_pin_retire(&m->pin, &grace, free_m);
+ * free_m runs on the flavour's call_rcu thread, or in the sweep's put if the sweep held m.
+ *
+ * Guards, and whether blocking is tolerated inside their sections (SWF_GUARD_BLOCKING_OK, which
+ * lets RESUME refill in place on a list that cannot pin):
+ *   swf_guard_urcu(g, flavor)       memb, mb, signal, bp: rcu_read_lock/unlock. The sweeping
+ *                                   thread must be registered (rcu_register_thread; bp registers
+ *                                   itself). Blocking tolerated: it delays grace periods, nothing
+ *                                   more (the sweep never calls synchronize_rcu inside).
+ *   swf_guard_urcu_qsbr(g, flavor)  qsbr: a section is an online period, rcu_thread_online on
+ *                                   enter and rcu_thread_offline on leave. The online/offline
+ *                                   rule: call swf_sweep from a registered thread that is
+ *                                   OFFLINE (rcu_thread_offline() first, as before any blocking
+ *                                   call: swf_sweep blocks to refill); it returns offline. Blocking
+ *                                   not tolerated: an online QSBR thread that blocks holds up
+ *                                   every grace period.
+ * Grace:
+ *   swf_grace_urcu(g, flavor)       call_rcu of the flavour; swf_pin_retire must then be called
+ *                                   from a thread registered with the flavour (online for qsbr),
+ *                                   as call_rcu requires. Callbacks run on the call_rcu thread;
+ *                                   rcu_barrier() waits for them (e.g. before exit).
+ *
+ * Synchronisation: readers (rcu_read_lock, cds_list_for_each_entry_rcu), the sweep and writers
+ * run concurrently, as liburcu's lists allow; writers exclude one another with their own lock.
+ *                   sweep   reader   writer (add_rcu, del_rcu + retire)
+ *   sweep (STORE)     X        -        -
+ *   sweep (CAS)       -        -        -
+ * (X: two STORE sweeps of the same slots; see sweep.h.)
+ *
+ * Memory ordering: the walk's consume loads pair with rcu_assign_pointer's release in
+ * cds_list_add_rcu, so the sweep sees a member's fields as they were when it was linked. Slots as
+ * in list.h. call_rcu orders the readers' sections before the callback, which calls
+ * swf_pin_grace_over (pin.h has the rest).
+ *
+ * Progress: the walk is wait-free per step; guards as the flavour's read side (wait-free for
+ * memb, mb and signal, and for bp once the thread has registered itself on its first read lock;
+ * qsbr's online/offline are wait-free too). Errors, NULL handling: the
+ * guard and grace functions do nothing on NULL arguments.
+ *
+ * Not offered, on purpose: a flavour-specific copy of this header (one header serves all
+ * through struct rcu_flavor_struct), and a synchronous retire (synchronize_rcu would also have to
+ * wait for a sweep's put).
+ */
+#ifndef SWEEPFILL_LIST_URCU_H
+#define SWEEPFILL_LIST_URCU_H
+
+#ifndef _URCU_FLAVOR_H
+#error \
+    "include your liburcu flavour (<urcu/urcu-memb.h>, <urcu/urcu-qsbr.h>, <urcu.h>, ...) before <sweepfill/list_urcu.h>"
+#endif
+
+#include <urcu/rcuhlist.h>
+#include <urcu/rculist.h>
+
+#include "list.h"
+#include "pin.h"
+#include "sweep.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define SWF_URCU_TSAN_ 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SWF_URCU_TSAN_ 1
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef SWF_URCU_TSAN_
+/* A grace period orders the readers' sections before call_rcu's callback through liburcu's own
+ * barriers, which ThreadSanitizer cannot see: the guards release on the flavour when a section
+ * ends and the callback acquires on it (as sweepfill's epoch guards do, lib/tsan.h); the hand-over
+ * of the pin through call_rcu's queue is stated the same way. */
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define SWF_URCU_TSAN_RELEASE_(a) __tsan_release((void *)(a))
+#define SWF_URCU_TSAN_ACQUIRE_(a) __tsan_acquire((void *)(a))
+#else
+#define SWF_URCU_TSAN_RELEASE_(a) ((void)(a))
+#define SWF_URCU_TSAN_ACQUIRE_(a) ((void)(a))
+#endif
+
+/* ---- guards ------------------------------------------------------------------------------- */
+
+static inline void swf_urcu_enter_(void *flavor)
+{
+    ((const struct rcu_flavor_struct *)flavor)->read_lock();
+}
+
+static inline void swf_urcu_leave_(void *flavor)
+{
+    SWF_URCU_TSAN_RELEASE_(flavor);
+    ((const struct rcu_flavor_struct *)flavor)->read_unlock();
+}
+
+static inline void swf_urcu_online_(void *flavor)
+{
+    ((const struct rcu_flavor_struct *)flavor)->thread_online();
+}
+
+static inline void swf_urcu_offline_(void *flavor)
+{
+    SWF_URCU_TSAN_RELEASE_(flavor);
+    ((const struct rcu_flavor_struct *)flavor)->thread_offline();
+}
+
+/* rcu_read_lock/unlock of flavor (memb, mb, signal, bp). Sets SWF_GUARD_BLOCKING_OK. */
+static inline void swf_guard_urcu(struct swf_guard *g, const struct rcu_flavor_struct *flavor)
+{
+    if (g == NULL || flavor == NULL)
+        return;
+    g->enter = swf_urcu_enter_;
+    g->leave = swf_urcu_leave_;
+    g->arg = (void *)flavor;
+    g->flags = SWF_GUARD_BLOCKING_OK;
+}
+
+/* QSBR: online for each section, offline between them (and on return). Flags 0. */
+static inline void swf_guard_urcu_qsbr(struct swf_guard *g, const struct rcu_flavor_struct *flavor)
+{
+    if (g == NULL || flavor == NULL)
+        return;
+    g->enter = swf_urcu_online_;
+    g->leave = swf_urcu_offline_;
+    g->arg = (void *)flavor;
+    g->flags = 0;
+}
+
+/* ---- grace: call_rcu ---------------------------------------------------------------------- */
+
+/* call_rcu's struct rcu_head (in the flavour's <urcu/call-rcu.h>) lives in the pin's grace
+ * storage. */
+#ifdef __cplusplus
+static_assert(sizeof(struct rcu_head) <= 2 * sizeof(void *), "rcu_head fits in swf_pin");
+#else
+_Static_assert(sizeof(struct rcu_head) <= 2 * sizeof(void *), "rcu_head fits in swf_pin");
+#endif
+
+static inline void swf_urcu_grace_over_(struct rcu_head *head)
+{
+    struct swf_pin *pin = swf_pin_from_grace_storage(head);
+    SWF_URCU_TSAN_ACQUIRE_(pin); /* call_rcu's queue hands the pin over */
+    SWF_URCU_TSAN_ACQUIRE_(pin->x_grace[2]);
+    swf_pin_grace_over(pin);
+}
+
+static inline void swf_urcu_defer_(void *flavor, struct swf_pin *pin)
+{
+    pin->x_grace[2] = flavor;
+    SWF_URCU_TSAN_RELEASE_(pin);
+    ((const struct rcu_flavor_struct *)flavor)
+        ->update_call_rcu((struct rcu_head *)swf_pin_grace_storage(pin), swf_urcu_grace_over_);
+}
+
+/* call_rcu of flavor, for swf_pin_retire. */
+static inline void swf_grace_urcu(struct swf_grace *g, const struct rcu_flavor_struct *flavor)
+{
+    if (g == NULL || flavor == NULL)
+        return;
+    g->defer = swf_urcu_defer_;
+    g->arg = (void *)flavor;
+}
+
+/* ---- lists -------------------------------------------------------------------------------- */
+
+/* rcu_dereference, as liburcu's C11 build of it. */
+#define SWF_URCU_LOAD_(p) __atomic_load_n(&(p), __ATOMIC_CONSUME)
+
+#define SWF_URCU_MEMBER_(member_type, link_field, node) \
+    ((struct member_type *)(void *)((char *)(node)-offsetof(struct member_type, link_field)))
+
+#define SWF_LIST_CDS_LIST_WALK_(name, member_type, link_field)                                \
+    SWF_LIST_FN_ void *name##_first(void *list)                                               \
+    {                                                                                         \
+        struct cds_list_head *head = (struct cds_list_head *)list;                            \
+        struct cds_list_head *n = SWF_URCU_LOAD_(head->next);                                 \
+        return n == head ? NULL : (void *)SWF_URCU_MEMBER_(member_type, link_field, n);       \
+    }                                                                                         \
+    SWF_LIST_FN_ void *name##_next(void *list, void *m)                                       \
+    {                                                                                         \
+        struct cds_list_head *n = SWF_URCU_LOAD_(((struct member_type *)m)->link_field.next); \
+        return n == (struct cds_list_head *)list                                              \
+                   ? NULL                                                                     \
+                   : (void *)SWF_URCU_MEMBER_(member_type, link_field, n);                    \
+    }
+
+#define SWF_LIST_CDS_HLIST_WALK_(name, member_type, link_field)                                \
+    SWF_LIST_FN_ void *name##_first(void *list)                                                \
+    {                                                                                          \
+        struct cds_hlist_node *n = SWF_URCU_LOAD_(((struct cds_hlist_head *)list)->next);      \
+        return n == NULL ? NULL : (void *)SWF_URCU_MEMBER_(member_type, link_field, n);        \
+    }                                                                                          \
+    SWF_LIST_FN_ void *name##_next(void *list, void *m)                                        \
+    {                                                                                          \
+        (void)list;                                                                            \
+        struct cds_hlist_node *n = SWF_URCU_LOAD_(((struct member_type *)m)->link_field.next); \
+        return n == NULL ? NULL : (void *)SWF_URCU_MEMBER_(member_type, link_field, n);        \
+    }
+
+#define SWF_LIST_CDS_LIST(name, member_type, link_field, slot_field) \
+    SWF_LIST_CDS_LIST_WALK_(name, member_type, link_field)           \
+    SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                    \
+    SWF_LIST_HEAD_FN_(name, cds_list_head, member_type, slot_field)
+
+#define SWF_LIST_CDS_LIST_AUTO(name, member_type, link_field, slot_field, pin_field) \
+    SWF_LIST_CDS_LIST_WALK_(name, member_type, link_field)                           \
+    SWF_LIST_PIN_AUTO_FNS_(name, member_type, pin_field)                             \
+    SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);             \
+    SWF_LIST_HEAD_FN_(name, cds_list_head, member_type, slot_field)
+
+#define SWF_LIST_CDS_HLIST(name, member_type, link_field, slot_field) \
+    SWF_LIST_CDS_HLIST_WALK_(name, member_type, link_field)           \
+    SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                     \
+    SWF_LIST_HEAD_FN_(name, cds_hlist_head, member_type, slot_field)
+
+#define SWF_LIST_CDS_HLIST_AUTO(name, member_type, link_field, slot_field, pin_field) \
+    SWF_LIST_CDS_HLIST_WALK_(name, member_type, link_field)                           \
+    SWF_LIST_PIN_AUTO_FNS_(name, member_type, pin_field)                              \
+    SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);              \
+    SWF_LIST_HEAD_FN_(name, cds_hlist_head, member_type, slot_field)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWEEPFILL_LIST_URCU_H */
