@@ -2,20 +2,26 @@
 """test/readme_snippets.py - every C block in README.md compiles. Speaks TAP.
 
 Each fenced ```c block of the README must carry, on the line just above its opening fence, one of
-two markers (HTML comments, invisible on a rendered page):
+three markers (HTML comments, invisible on a rendered page):
 
     <!-- example: examples/NAME.c -->
         The block is that file, verbatim: a whole program, which examples/meson.build builds and
         runs as a test (suite examples) in every build of test/run. Edit the file and paste it
         back, or the other way round; this test says where they differ.
 
+    <!-- excerpt: examples/DIR/NAME.c -->
+        The block is the part of that file between its two /* [README] */ marker lines,
+        verbatim: the file is a whole program built and run as a test, and the README shows the
+        lines that matter (the "Your lists" section does this).
+
     <!-- fragment -->
         A few statements, not a program: compiled here (-std=c11 -pedantic-errors -Wall -Wextra
         -Werror -Wno-unused -fsyntax-only) as the body of a function in a file that includes <sweepfill/sweepfill.h>, <ck_epoch.h>, <stdio.h> and
         <stdlib.h>. Everything it uses must be declared in the block itself.
 
-A block with neither marker fails, and so does an examples/readme_*.c that no marker names (it
-would no longer be what the README shows).
+A block with no marker fails, and so does an examples/readme_*.c that no marker names, or an
+example with [README] markers that no excerpt names (either would no longer be what the README
+shows).
 
     readme_snippets.py README SOURCE_ROOT [CC [CFLAGS...]]
     readme_snippets.py --self-test SOURCE_ROOT [CC [CFLAGS...]]
@@ -34,6 +40,8 @@ import tempfile
 
 FENCE = re.compile(r"^```\s*([A-Za-z0-9_+-]*)\s*$")
 EXAMPLE = re.compile(r"^<!--\s*example:\s*(\S+)\s*-->\s*$")
+EXCERPT = re.compile(r"^<!--\s*excerpt:\s*(\S+)\s*-->\s*$")
+EXCERPT_MARK = "/* [README] */"
 FRAGMENT = re.compile(r"^<!--\s*fragment\s*-->\s*$")
 FRAGMENT_FLAGS = ["-std=c11", "-pedantic-errors", "-Wall", "-Wextra", "-Werror", "-Wno-unused",
                   "-fsyntax-only"]
@@ -71,7 +79,7 @@ def check(readme, root, cc, say):
     found = [b for b in blocks(text) if b[0] == "c"]
     say(bool(found), f"{os.path.basename(readme)} has C blocks ({len(found)})", [])
     for _, line, code, above in found:
-        m = EXAMPLE.match(above)
+        m = EXAMPLE.match(above) or EXCERPT.match(above)
         if m:
             rel = m.group(1)
             named.add(os.path.normpath(rel))
@@ -82,9 +90,18 @@ def check(readme, root, cc, say):
             except OSError as e:
                 say(False, f"line {line}: {rel} exists", [str(e)])
                 continue
+            what = "verbatim"
+            if EXCERPT.match(above):
+                lines = want.split("\n")
+                marks = [i for i, l in enumerate(lines) if l.strip() == EXCERPT_MARK]
+                if len(marks) != 2:
+                    say(False, f"line {line}: {rel} has two {EXCERPT_MARK} lines", [])
+                    continue
+                want = "\n".join(lines[marks[0] + 1:marks[1]]) + "\n"
+                what = "its [README] part, verbatim"
             diff = list(difflib.unified_diff(want.splitlines(), code.splitlines(), rel,
                                              f"README.md:{line}", lineterm="", n=1))
-            say(not diff, f"line {line}: the block is {rel}, verbatim", diff[:30])
+            say(not diff, f"line {line}: the block is {rel}, {what}", diff[:30])
         elif FRAGMENT.match(above):
             with tempfile.TemporaryDirectory() as d:
                 src = os.path.join(d, "fragment.c")
@@ -95,13 +112,19 @@ def check(readme, root, cc, say):
             say(p.returncode == 0, f"line {line}: the fragment compiles as a function body",
                 p.stdout.splitlines()[:30])
         else:
-            say(False, f"line {line}: the block is marked <!-- example: examples/FILE.c --> "
-                       f"or <!-- fragment --> on the line above its fence", [f"above: {above!r}"])
+            say(False, f"line {line}: the block is marked <!-- example: examples/FILE.c -->, "
+                       f"<!-- excerpt: examples/FILE.c --> or <!-- fragment --> on the line "
+                       f"above its fence", [f"above: {above!r}"])
     exdir = os.path.join(root, "examples")
-    for name in sorted(os.listdir(exdir)) if os.path.isdir(exdir) else []:
-        if name.startswith("readme_") and name.endswith(".c"):
-            rel = os.path.normpath(os.path.join("examples", name))
-            say(rel in named, f"{rel} is shown in {os.path.basename(readme)}", [])
+    for dirpath, _, names in sorted(os.walk(exdir)):
+        for name in sorted(names):
+            if not name.endswith(".c"):
+                continue
+            rel = os.path.normpath(os.path.relpath(os.path.join(dirpath, name), root))
+            with open(os.path.join(root, rel), encoding="utf-8") as f:
+                marked = EXCERPT_MARK in f.read()
+            if (name.startswith("readme_") and dirpath == exdir) or marked:
+                say(rel in named, f"{rel} is shown in {os.path.basename(readme)}", [])
 
 
 class Tap:

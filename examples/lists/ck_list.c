@@ -1,7 +1,7 @@
 /*
  * examples/lists/ck_list.c - README "Your lists": a CK_LIST read in ck_epoch sections, resumable
  * with the library's pin. Built and run by the examples build; the README shows the part between
- * the [README] markers (test/readme_snippets.sh checks that they agree).
+ * the [README] markers (test/readme_snippets.py checks that they agree).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -155,12 +155,12 @@ SWF_API void swf_grace_lock(struct swf_grace *g);
 /* The grace mechanism's storage in a pin, and back. Pure arithmetic. */
 static inline void *swf_pin_grace_storage(struct swf_pin *pin)
 {
-    return (void *)pin->x_grace;
+    return SWF_STATIC_CAST_(void *, pin->x_grace);
 }
 
 static inline struct swf_pin *swf_pin_from_grace_storage(void *storage)
 {
-    return (struct swf_pin *)(void *)((char *)storage - offsetof(struct swf_pin, x_grace));
+    return SWF_CONTAINER_OF(storage, struct swf_pin, x_grace);
 }
 
 #ifdef __cplusplus
