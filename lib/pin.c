@@ -147,6 +147,9 @@ static void epoch_defer(void *rec, struct swf_pin *pin)
 {
     ck_epoch_record_t *r = rec;
     pin->x_grace[2] = r->global;
+    /* The unlink visible before ck_epoch_call reads the epoch: ck_epoch_poll in Concurrency Kit
+     * 0.7.1 and 0.7.2 may otherwise end the grace period one epoch early (lib/deferred.c). */
+    swf_fence_seq_cst();
     ck_epoch_call(r, (ck_epoch_entry_t *)swf_pin_grace_storage(pin), epoch_grace_over);
 }
 
