@@ -29,9 +29,9 @@
  * adding them to the registry) before the clock starts, so that copy-on-write faults on the
  * members fall outside the measurement, then:
  *   - starts a synchronizer thread that loops a grace-period wait - synchronize_rcu() for the
- *     urcu variant (which sleeps on a futex while it waits), ck_epoch_synchronize_wait() on the
- *     sweep's epoch for the swf_sweep variants with the wait sweepfill itself uses (yield the CPU
- *     at each scan that finds a reader in an older section, as lib/epoch_wait.c), and
+ *     urcu variant (which sleeps on a futex while it waits), swf_cache_quiesce() on a record of
+ *     the sweep's epoch for the swf_sweep variants (a grace period waited for as sweepfill waits:
+ *     lib/epoch_wait.c; before issue 13, a sched_yield at each scan), and
  *     swf_registry_synchronize() for the registry - sleeping 100 us between waits (as
  *     bench_sections' does), and records the longest single wait and its own CPU time;
  *   - runs the activation (manual time; for the swf_sweep variants grow + sweep, for the
@@ -231,17 +231,11 @@ enum variant { V_URCU, V_RESUME, V_RESUME_BOUNDED, V_REGISTRY };
 struct syncer {
     enum variant v;
     struct swf_registry *r;
+    struct swf_cache *c; /* the swf_sweep variants: swf_cache_quiesce's wait */
     int stop, started, measuring;
     uint64_t max_ns, calls, cpu_start, cpu_ns;
     pthread_t thread;
 };
-
-/* What sweepfill does while a grace period is held back (lib/epoch_wait.c): yield the CPU. */
-static void wait_yield(ck_epoch_t *e, ck_epoch_record_t *rec, void *arg)
-{
-    (void)e, (void)rec, (void)arg;
-    sched_yield();
-}
 
 static void *syncer_main(void *arg)
 {
@@ -256,7 +250,8 @@ static void *syncer_main(void *arg)
         if (s->v == V_URCU)
             synchronize_rcu();
         else if (rec != NULL)
-            ck_epoch_synchronize_wait(rec->global, wait_yield, NULL);
+            swf_cache_quiesce(s->c, rec); /* a grace period on the sweep's epoch, waited for
+                                             as sweepfill waits (lib/epoch_wait.c) */
         else
             swf_registry_synchronize(s->r);
         uint64_t t = bench_now_ns() - t0;
@@ -324,6 +319,7 @@ static const char *child_run(enum variant v, struct plist *l, size_t size, struc
         struct swf_cache_config cc = {.object_size = size, .name = "peer"};
         if (swf_cache_create(&cc, &c) != 0)
             return "swf_cache_create failed";
+        sy.c = c;
         (void)bench_epoch_record();
     }
     if (v == V_REGISTRY) {
