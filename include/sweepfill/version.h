@@ -7,25 +7,52 @@
  * SWF_VERSION orders versions as numbers.
  *
  * ABI policy. The shared library's soname is libsweepfill.so.0, and every symbol it exports is
- * versioned SWEEPFILL_0 (lib/sweepfill.map). Within soname 0:
+ * versioned SWEEPFILL_0 (lib/sweepfill.map): the functions, the variable swf_array_ops and the
+ * initial-exec TLS variable swf_thread_self_ (the inline path's, cache.h). Within soname 0:
  *   - compatible, and allowed in a minor release: adding functions, macros, enum constants and
  *     new types; giving a reserved field a meaning (see below);
  *   - incompatible, and only with a new soname (libsweepfill.so.1, version 1.0.0): removing or
- *     renaming an exported function or variable, changing its parameters or return type, and
- *     changing the size, member offsets or member types of a public struct that programs use by
- *     value or by pointer: swf_cache_config, swf_failslab, swf_cache_stats, swf_sweep_config,
- *     swf_sweep_stats, swf_guard, swf_list, swf_list_ops, swf_array, swf_node,
- *     swf_registry_config, swf_registry_stats; and changing the value of an enum constant or a
- *     flag (SWF_NOWAIT, SWF_RESUME, SWF_GUARD_BLOCKING_OK, ...).
- * Which structs may grow: none, except into room its header reserves. A reserved field is
- * documented as must-be-zero; a later minor version may give it a meaning whose zero value keeps
- * the old behaviour, so a program built against older headers (which zeroes it) keeps working,
- * and the library rejects a non-zero reserved field it does not know with EINVAL. Statistics
- * structs (swf_cache_stats, swf_sweep_stats, swf_registry_stats) are filled by the library through
- * the caller's pointer and never grow within soname 0. The opaque types (struct swf_cache,
- * struct swf_registry, struct swf_reader) have no public layout and may change freely.
- * Inline functions and macros (swf_slot_*, SWF_LIST_*, SWF_SWEEP_DEFINE) are compiled into the
- * program; they may change only in ways that old copies of them keep working with the new library.
+ *     renaming an exported function or variable, changing its parameters, return type or type;
+ *     changing the value of an enum constant or a flag (SWF_NOWAIT, SWF_HUGE_PAGES_AUTO,
+ *     SWF_RESUME, SWF_PUBLISH_CAS, SWF_GUARD_BLOCKING_OK, ...) or of a constant that sizes a
+ *     public struct (SWF_CACHE_MAGAZINE, SWF_PIN_GRACE_WORDS); and changing the size, member
+ *     offsets or member types of a public struct that programs and the library share:
+ *       passed by pointer, filled by the program:  swf_cache_config, swf_failslab,
+ *                                                  swf_sweep_config, swf_registry_config,
+ *                                                  swf_array
+ *       passed by pointer, filled by the library:  swf_cache_stats, swf_sweep_stats,
+ *                                                  swf_registry_stats, swf_guard (swf_guard_*),
+ *                                                  swf_grace (swf_grace_*)
+ *       held by value inside swf_sweep_config:     swf_list, swf_guard
+ *       tables the library calls through:          swf_list_ops (swf_array_ops, NAME_ops)
+ *       embedded in the program's members:         swf_node, swf_pin (programs touch their
+ *                                                  fields only through sweepfill's functions)
+ * Which structs may grow: none. Room is reserved in two of them, and only there may a later
+ * minor version add something:
+ *   - swf_cache_config.reserved[5]: must be zero; swf_cache_create rejects a non-zero one with
+ *     EINVAL. A later minor version may give a field a meaning whose zero value keeps the old
+ *     behaviour, so a program built against older headers (which zero it) keeps working.
+ *   - swf_cache_stats.reserved[7]: the library writes zeros there; a later minor version may
+ *     fill them with new counters. Programs must not rely on them being zero.
+ * Every other public struct has no reserved room and stays exactly as it is within soname 0: in
+ * particular swf_sweep_config, swf_sweep_stats, swf_registry_config, swf_registry_stats and
+ * swf_failslab cannot gain a field (a new option or counter needs a new function or a new
+ * struct). The opaque types (struct swf_cache beyond its first bytes, struct swf_registry,
+ * struct swf_reader) have no public layout and may change freely.
+ *
+ * The inline NOWAIT path (cache.h, SWF_CACHE_INLINE_ABI 1) reads and writes library memory
+ * directly, so these never change within soname 0, neither their layout nor what the library
+ * stores in them: struct swf_cache_head_ (the first bytes of every struct swf_cache),
+ * struct swf_magazine_, struct swf_thread_cache_, struct swf_binding_, struct swf_thread_, the
+ * TLS variable swf_thread_self_ and its initial-exec model. sweep_inline.h reads
+ * swf_cache_head_ too.
+ *
+ * Inline functions and macros (swf_slot_*, swf_list_*, swf_node_*, swf_pin_grace_storage,
+ * swf_cache_alloc_fast, swf_cache_free_fast, the SWF_LIST_* adapters, the guards and grace of
+ * list_urcu.h, swf_buckets_resized, SWF_SWEEP_DEFINE and sweep_inline.h's walker) are compiled
+ * into the program; they may change only in ways that old copies of them keep working with the
+ * new library. The walk structs of list_hash.h (swf_bucket_walk, swf_hs_walk) are used only by
+ * that inline code, never by the library.
  *
  * test/stages/abi.sh checks the built library against the baseline in abi/ with abidiff; after a
  * deliberate, compatible API addition, abi/update.sh regenerates the baseline.

@@ -9,7 +9,8 @@
 #   - every swf_ symbol the built libsweepfill.so exports, every public function-like macro and
 #     every public inline function of the installed headers has a page under its own name, so
 #     that a function added later fails here until it is documented;
-#   - docs/design.md and every examples/*.c are installed under share/doc/sweepfill.
+#   - docs/design.md and every examples/**/*.c (at its path under examples/) are installed under
+#     share/doc/sweepfill.
 # Skips itself when mandoc or meson is missing.
 set -u -o pipefail
 src=$(cd "${1:?usage: man.sh SRCROOT}" && pwd)
@@ -128,10 +129,11 @@ docdir=$(find "$tmp/root" -type d -path '*/share/doc/sweepfill' | head -n 1)
 [ -n "$docdir" ] && cmp -s "$src/docs/design.md" "$docdir/design.md"
 ok $? "docs/design.md is installed under share/doc/sweepfill"
 missing=""
-for ex in "$src"/examples/*.c; do
-  cmp -s "$ex" "${docdir:-/nonexistent}/examples/$(basename "$ex")" || missing="$missing $(basename "$ex")"
+examples=$(cd "$src/examples" && find . -name '*.c' | sed 's|^\./||' | sort)
+for ex in $examples; do
+  cmp -s "$src/examples/$ex" "${docdir:-/nonexistent}/examples/$ex" || missing="$missing $ex"
 done
-[ -z "$missing" ]
-ok $? "every examples/*.c is installed under share/doc/sweepfill/examples${missing:+ (not:$missing)}"
+[ -n "$examples" ] && [ -z "$missing" ]
+ok $? "every examples/**/*.c is installed under share/doc/sweepfill/examples, at its relative path ($(echo "$examples" | wc -l))${missing:+ (not:$missing)}"
 
 finish
