@@ -41,25 +41,39 @@ static void test_create_rejects_bad_config(void)
 {
     struct swf_cache *c = (struct swf_cache *)0x1;
     struct swf_cache_config cfg = {.object_size = 64};
+    const char *reasons[16], *causes[16];
+    size_t n = 0;
+#define EXPECT_CREATE_EINVAL(what)                                      \
+    do {                                                                \
+        ok(swf_cache_create(&cfg, &c) == EINVAL, "%s is EINVAL", what); \
+        causes[n] = what;                                               \
+        reasons[n++] = swf_error_reason();                              \
+    } while (0)
     ok(swf_cache_create(NULL, &c) == EINVAL, "create(NULL config) is EINVAL");
+    causes[n] = "NULL config";
+    reasons[n++] = swf_error_reason();
     ok(swf_cache_create(&cfg, NULL) == EINVAL, "create(NULL out) is EINVAL");
+    causes[n] = "NULL out";
+    reasons[n++] = swf_error_reason();
     cfg.object_size = 0;
-    ok(swf_cache_create(&cfg, &c) == EINVAL, "object size 0 is EINVAL");
+    EXPECT_CREATE_EINVAL("object size 0");
     cfg.object_size = SIZE_MAX;
     ok(swf_cache_create(&cfg, &c) == EINVAL, "object size SIZE_MAX is EINVAL");
     cfg.object_size = SIZE_MAX - 7;
     ok(swf_cache_create(&cfg, &c) == EINVAL, "object size near SIZE_MAX is EINVAL");
     cfg.object_size = SWF_CACHE_OBJECT_MAX + 1;
-    ok(swf_cache_create(&cfg, &c) == EINVAL, "object size above SWF_CACHE_OBJECT_MAX is EINVAL");
+    EXPECT_CREATE_EINVAL("object size above SWF_CACHE_OBJECT_MAX");
     cfg.object_size = 64;
     cfg.align = 3;
-    ok(swf_cache_create(&cfg, &c) == EINVAL, "alignment 3 (not a power of two) is EINVAL");
+    EXPECT_CREATE_EINVAL("alignment 3 (not a power of two)");
     cfg.align = 8192;
-    ok(swf_cache_create(&cfg, &c) == EINVAL, "alignment above a page is EINVAL");
+    EXPECT_CREATE_EINVAL("alignment above a page");
     cfg.align = 0;
     cfg.prefill = 10;
     cfg.limit = 5;
-    ok(swf_cache_create(&cfg, &c) == EINVAL, "limit below prefill is EINVAL");
+    EXPECT_CREATE_EINVAL("limit below prefill");
+#undef EXPECT_CREATE_EINVAL
+    tap_distinct_reasons("swf_cache_create", causes, reasons, n);
     ok(c == (struct swf_cache *)0x1, "a failed create leaves *out alone");
 }
 

@@ -40,12 +40,19 @@ static void test_bad_input(void)
     struct swf_sweep_config cfg;
     struct swf_sweep_stats st;
 
+    /* Each cause of EINVAL must say which check failed: its own swf_error_reason(). */
+    const char *reasons[32], *causes[32];
+    size_t n_reasons = 0;
     ok(swf_sweep(NULL, &st) == EINVAL, "NULL config is EINVAL");
+    causes[n_reasons] = "NULL config";
+    reasons[n_reasons++] = swf_error_reason();
 #define EXPECT_EINVAL(what, mutate)                               \
     do {                                                          \
         base_config(&cfg, &pop, c);                               \
         mutate;                                                   \
         ok(swf_sweep(&cfg, &st) == EINVAL, "%s is EINVAL", what); \
+        causes[n_reasons] = what;                                 \
+        reasons[n_reasons++] = swf_error_reason();                \
     } while (0)
     EXPECT_EINVAL("NULL list ops", cfg.list.ops = NULL);
     static struct swf_list_ops no_first, no_next, half_pins;
@@ -68,12 +75,17 @@ static void test_bad_input(void)
     EXPECT_EINVAL("NULL guard leave", cfg.guard.leave = NULL);
     EXPECT_EINVAL("reserve 0", cfg.reserve = 0);
     EXPECT_EINVAL("reserve above SWF_SWEEP_RESERVE_MAX", cfg.reserve = SWF_SWEEP_RESERVE_MAX + 1);
-    EXPECT_EINVAL("reserve SIZE_MAX", cfg.reserve = SIZE_MAX);
+    base_config(&cfg, &pop, c);
+    cfg.reserve = SIZE_MAX;
+    ok(swf_sweep(&cfg, &st) == EINVAL && strcmp(swf_error_reason(), reasons[n_reasons - 1]) == 0,
+       "reserve SIZE_MAX is EINVAL, for the same reason as any reserve above the maximum (%s)",
+       swf_error_reason());
     EXPECT_EINVAL("a slot offset that is not pointer-aligned", cfg.list.slot_offset += 4);
     EXPECT_EINVAL("a section bound on a list that cannot pin",
                   (cfg.list = ml_list(&pop.list), cfg.section_bound = 16));
     EXPECT_EINVAL("algorithm 7", cfg.algo = (enum swf_algo)7);
     EXPECT_EINVAL("publication mode 9", cfg.publish = (enum swf_publish)9);
+    tap_distinct_reasons("swf_sweep", causes, reasons, n_reasons);
     ok(swf_sweep_validate(NULL, &ml_ops) == EINVAL && swf_sweep_validate(&cfg, NULL) == EINVAL,
        "swf_sweep_validate(NULL, ...) is EINVAL");
     ok(population_empty(&pop) == 10 && cache_alive(c) == 0,

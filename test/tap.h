@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int tap_count;
 static int tap_failed;
@@ -78,6 +79,32 @@ __attribute__((format(printf, 1, 2))) static inline void skip(const char *fmt, .
     } while (0)
 
 /* xorshift64: the tests' deterministic random source (state must start non-zero). */
+/*
+ * The reasons (swf_error_reason()) that `function` gave for n causes of failure, causes[i] giving
+ * reasons[i]: one point, ok when each is a non-empty sentence of its own, no two causes sharing
+ * one.
+ */
+static inline void tap_distinct_reasons(const char *function, const char **causes,
+                                        const char **reasons, size_t n)
+{
+    size_t clashes = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (reasons[i] == NULL || reasons[i][0] == '\0') {
+            diag("%s: no reason for %s", function, causes[i]);
+            clashes++;
+            continue;
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (reasons[j] != NULL && strcmp(reasons[i], reasons[j]) == 0) {
+                diag("%s: %s and %s share the reason \"%s\"", function, causes[j], causes[i],
+                     reasons[i]);
+                clashes++;
+            }
+        }
+    }
+    ok(clashes == 0, "%s: each of its %zu causes of EINVAL has a reason of its own", function, n);
+}
+
 static inline uint64_t tap_rand(uint64_t *s)
 {
     *s ^= *s << 13;
