@@ -55,6 +55,8 @@ static void *alloc_wait(struct swf_cache *c)
     void *obj = take(c, ts);
     int err = 0;
     const char *why = NULL;
+    if (obj == NULL) /* what threads without a state of their own freed, before new memory */
+        obj = swf_shared_take(c, NULL, true);
     if (obj == NULL) {
         err = swf_map_objects(c, wait_batch(c)); /* a partial success still serves this call */
         why = c->map_why;
@@ -89,7 +91,7 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
     struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
     void *obj = take(c, ts);
     if (obj == NULL)
-        obj = swf_shared_take(c, claimed ? ts : NULL);
+        obj = swf_shared_take(c, claimed ? ts : NULL, false);
     if (obj != NULL)
         count_alloc(c, ts, mode);
     else if (ts != NULL)
@@ -231,7 +233,7 @@ static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls
     for (size_t i = 0; given < nulls && i < n; i++) {
         if (objs[i] != NULL)
             continue;
-        if ((objs[i] = swf_shared_take(c, claimed ? ts : NULL)) == NULL)
+        if ((objs[i] = swf_shared_take(c, claimed ? ts : NULL, false)) == NULL)
             break;
         mark_given(c, objs, i, i + 1);
         given++;

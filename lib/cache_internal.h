@@ -52,12 +52,12 @@
 #include "thread.h"
 #include "util.h"
 
-#define MAG_CAP          SWF_CACHE_MAGAZINE
-#define MAG_BLOCK_SHIFT  8     /* 256 magazines (130 KiB) per table block */
-#ifndef SWF_MAG_BLOCKS_MAX      /* a test build lowers it (test/cache_limits.c) */
+#define MAG_CAP         SWF_CACHE_MAGAZINE
+#define MAG_BLOCK_SHIFT 8        /* 256 magazines (130 KiB) per table block */
+#ifndef SWF_MAG_BLOCKS_MAX       /* a test build lowers it (test/cache_limits.c) */
 #define SWF_MAG_BLOCKS_MAX 16384 /* 4M magazines: 251M free objects at most */
 #endif
-#define MAG_BLOCKS_MAX SWF_MAG_BLOCKS_MAX
+#define MAG_BLOCKS_MAX   SWF_MAG_BLOCKS_MAX
 #define TS_BLOCK_SHIFT   6     /* 64 thread states per block */
 #define TS_BLOCKS_MAX    16384 /* 1M threads bound to one cache at once; others share */
 #define SPARE_EMPTY_MAGS 16    /* kept on the empty stack by the blocking paths */
@@ -271,10 +271,12 @@ int swf_shared_states_make(struct swf_cache *c);
  * else NULL: the call goes to the depot. Lock-free. */
 struct swf_tstate *swf_tstate_for_call(struct swf_cache *c, bool *claimed);
 
-/* An object from any shared state but `held` (the one the caller holds, or NULL): the last place
- * a NOWAIT allocation looks before it gives up, so that objects freed by threads without a state
- * of their own are never stranded there. Lock-free; NULL when none has one (or all are taken). */
-void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held);
+/* An object from any shared state but `held` (the one the caller holds, or NULL): where an
+ * allocation looks before it gives up (NOWAIT) or maps memory (WAIT), so that objects freed by
+ * threads without a state of their own are never stranded there. Without `wait`, lock-free and
+ * NULL when none has one or all are taken at this moment; with `wait` (WAIT only), it waits out
+ * each state's current claimer, so NULL means none had one. */
+void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait);
 
 static inline void swf_tstate_done(struct swf_tstate *ts, bool claimed)
 {

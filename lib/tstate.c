@@ -16,6 +16,7 @@
 #include "cache_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 
 static int make_tstates(struct swf_cache *c)
 {
@@ -123,16 +124,28 @@ static struct swf_tstate *claim_shared(struct swf_cache *c)
     return NULL;
 }
 
-void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held)
+/* Claim ts for this call; with `wait`, until its current claimer (one call long) lets go. */
+static bool claim(struct swf_tstate *ts, bool wait)
+{
+    for (;;) {
+        uint32_t free_word = 0;
+        if (swf_load_relaxed_32(&ts->x_claim) == 0 &&
+            swf_cas_acq_rel_32(&ts->x_claim, &free_word, 1))
+            return true;
+        if (!wait)
+            return false;
+        sched_yield(); /* WAIT blocks anyway; the claimer may be preempted */
+    }
+}
+
+void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait)
 {
     for (unsigned i = 0; i < SHARED_STATES; i++) {
         struct swf_tstate *ts = c->shared[i];
-        uint32_t free_word = 0;
-        if (ts == held || swf_load_relaxed_32(&ts->x_claim) != 0 ||
-            !swf_cas_acq_rel_32(&ts->x_claim, &free_word, 1))
+        if (ts == held || !claim(ts, wait))
             continue;
-        void *obj = swf_ts_loaded(ts)->pub.n || swf_ts_prev(ts)->pub.n ? swf_tstate_take(c, ts)
-                                                                        : NULL;
+        void *obj =
+            swf_ts_loaded(ts)->pub.n || swf_ts_prev(ts)->pub.n ? swf_tstate_take(c, ts) : NULL;
         swf_store_release_32(&ts->x_claim, 0);
         if (obj != NULL)
             return obj;

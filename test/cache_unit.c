@@ -317,6 +317,36 @@ static void test_many_frees_reach_other_threads(void)
     ok(swf_cache_destroy(c) == 0, "destroy");
 }
 
+/* A thread's NOWAIT calls before its first blocking call run on a shared state; what it frees
+ * there must stay within reach of WAIT, which binds the thread to a state of its own. */
+static void *nowait_then_wait(void *arg)
+{
+    struct handoff *h = arg;
+    void *first = swf_cache_alloc(h->c, SWF_NOWAIT); /* no blocking call yet: a shared state */
+    if (first == NULL || swf_cache_free(h->c, first) != 0)
+        return (void *)(intptr_t)-1;
+    for (int i = 0; i < h->n; i++)
+        if ((h->objs[i] = swf_cache_alloc(h->c, SWF_WAIT)) == NULL)
+            return (void *)(intptr_t)i;
+    return (void *)(intptr_t)h->n;
+}
+
+static void test_wait_reaches_shared_states(void)
+{
+    enum { N = 4 * SWF_CACHE_MAGAZINE };
+    static void *objs[N];
+    struct swf_cache *c = make(64, 0, N, N); /* N objects, all in the depot, and no more */
+    struct handoff h = {c, N, objs, false};
+    int got = run_thread(nowait_then_wait, &h);
+    ok(got == N,
+       "WAIT at the limit gets every object, those freed on a shared state too (%d of %d: %s)", got,
+       N, got == N ? "-" : swf_error_reason());
+    for (int i = 0; i < got; i++)
+        swf_cache_free(c, objs[i]);
+    ok(conserved(c) && stats_of(c).alive == 0, "conservation, nothing alive");
+    ok(swf_cache_destroy(c) == 0, "destroy");
+}
+
 struct reader {
     ck_epoch_record_t *rec;
     int entered;
@@ -417,6 +447,7 @@ int main(void)
     test_limit();
     test_cross_thread_frees();
     test_many_frees_reach_other_threads();
+    test_wait_reaches_shared_states();
     test_deferred_free();
     test_system_refuses_memory();
     return tap_done();
