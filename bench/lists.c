@@ -217,3 +217,19 @@ int bench_parse_list(const char *s, int64_t *out, int max)
     }
     return count;
 }
+
+int bench_take_list_flag(int *argc, char **argv, const char *program, const char *name,
+                         int64_t *out, int max, int *count)
+{
+    const char *v = bench_take_flag(argc, argv, name);
+    if (v == NULL)
+        return 0;
+    int k = bench_parse_list(v, out, max);
+    if (k <= 0) {
+        fprintf(stderr, "%s: --%s=%s: expected a comma-separated list of numbers\n", program, name,
+                v);
+        return -1;
+    }
+    *count = k;
+    return 0;
+}

@@ -145,6 +145,11 @@ const char *bench_take_flag(int *argc, char **argv, const char *name);
  * M (1,000,000). Returns how many were stored, or -1 on a malformed list or more than max. */
 int bench_parse_list(const char *s, int64_t *out, int max);
 
+/* bench_take_flag for a list flag (--name=1,2,3): stores it in out (at most max) and its length
+ * in *count when present. Returns 0, or -1 after telling `program`'s user what was wrong. */
+int bench_take_list_flag(int *argc, char **argv, const char *program, const char *name,
+                         int64_t *out, int max, int *count);
+
 /* floor.c: register the floor family for these object sizes and list lengths (bench_seed's main
  * calls it, so that the floors run in the same process and on the same lists as the seed). */
 void floor_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn, bool shuffled);

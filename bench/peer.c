@@ -557,21 +557,6 @@ static int check_malloc(char *lib, size_t len)
     return 0;
 }
 
-static int list_flag(int *argc, char **argv, const char *name, int64_t *out, int *count)
-{
-    const char *v = bench_take_flag(argc, argv, name);
-    if (v == NULL)
-        return 0;
-    int k = bench_parse_list(v, out, MAX_ARGS);
-    if (k <= 0) {
-        fprintf(stderr, "bench_peer: --%s=%s: expected a comma-separated list of numbers\n", name,
-                v);
-        return -1;
-    }
-    *count = k;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     int64_t ns[MAX_ARGS] = {100000, 400000, 1000000}, sizes[MAX_ARGS] = {64, 4096};
@@ -580,8 +565,8 @@ int main(int argc, char **argv)
         ns[0] = 10000, nn = 1;
         nsizes = 1;
     }
-    if (list_flag(&argc, argv, "n", ns, &nn) != 0 ||
-        list_flag(&argc, argv, "sizes", sizes, &nsizes) != 0)
+    if (bench_take_list_flag(&argc, argv, "bench_peer", "n", ns, MAX_ARGS, &nn) != 0 ||
+        bench_take_list_flag(&argc, argv, "bench_peer", "sizes", sizes, MAX_ARGS, &nsizes) != 0)
         return 1;
     for (int i = 0; i < nsizes; i++)
         if (sizes[i] < (int64_t)sizeof(struct bobj)) {

@@ -369,21 +369,6 @@ static void bm_seed(swfb_state *st)
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
-static int list_flag(int *argc, char **argv, const char *name, int64_t *out, int *count)
-{
-    const char *v = bench_take_flag(argc, argv, name);
-    if (v == NULL)
-        return 0;
-    int k = bench_parse_list(v, out, MAX_ARGS);
-    if (k <= 0) {
-        fprintf(stderr, "bench_seed: --%s=%s: expected a comma-separated list of numbers\n", name,
-                v);
-        return -1;
-    }
-    *count = k;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     int64_t ns[MAX_ARGS] = {100000, 200000, 400000}, sizes[MAX_ARGS] = {4096, 64};
@@ -393,8 +378,8 @@ int main(int argc, char **argv)
         sizes[0] = 64, nsizes = 1;
         probe_visits = 5e5;
     }
-    if (list_flag(&argc, argv, "n", ns, &nn) != 0 ||
-        list_flag(&argc, argv, "sizes", sizes, &nsizes) != 0)
+    if (bench_take_list_flag(&argc, argv, "bench_seed", "n", ns, MAX_ARGS, &nn) != 0 ||
+        bench_take_list_flag(&argc, argv, "bench_seed", "sizes", sizes, MAX_ARGS, &nsizes) != 0)
         return 1;
     const char *v;
     if ((v = bench_take_flag(&argc, argv, "max-seconds")) != NULL) {

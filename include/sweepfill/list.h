@@ -242,18 +242,21 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
         return linked_fn(SWF_STATIC_CAST_(struct member_type *, m));      \
     }
 
-/* Typed wrappers for the library's pins (pin.h): the member embeds `struct swf_pin pin_field`. */
+/* Typed wrappers for the library's pins (pin.h): the member embeds `struct swf_pin pin_field`.
+ * SWF_LIST_PIN_GET_PUT_FNS_ is pin and unpin alone, for adapters whose linked checks more. */
+#define SWF_LIST_PIN_GET_PUT_FNS_(name, member_type, pin_field) \
+    SWF_LIST_FN_ void name##_pin(void *list, void *m)           \
+    {                                                           \
+        (void)list;                                             \
+        swf_pin_get(&((struct member_type *)m)->pin_field);     \
+    }                                                           \
+    SWF_LIST_FN_ void name##_unpin(void *list, void *m)         \
+    {                                                           \
+        (void)list;                                             \
+        swf_pin_put(&((struct member_type *)m)->pin_field);     \
+    }
 #define SWF_LIST_PIN_AUTO_FNS_(name, member_type, pin_field)          \
-    SWF_LIST_FN_ void name##_pin(void *list, void *m)                 \
-    {                                                                 \
-        (void)list;                                                   \
-        swf_pin_get(&((struct member_type *)m)->pin_field);           \
-    }                                                                 \
-    SWF_LIST_FN_ void name##_unpin(void *list, void *m)               \
-    {                                                                 \
-        (void)list;                                                   \
-        swf_pin_put(&((struct member_type *)m)->pin_field);           \
-    }                                                                 \
+    SWF_LIST_PIN_GET_PUT_FNS_(name, member_type, pin_field)           \
     SWF_LIST_FN_ bool name##_linked(void *list, void *m)              \
     {                                                                 \
         (void)list;                                                   \

@@ -148,16 +148,7 @@ static inline void swf_buckets_resized(uint64_t *gen)
                               NEXT)                                                              \
     SWF_LIST_BUCKETS_WALK_(name, table_type, buckets_field, nbuckets_field, gen_field,           \
                            member_type, link_field, FIRST, NEXT)                                 \
-    SWF_LIST_FN_ void name##_pin(void *list, void *m)                                            \
-    {                                                                                            \
-        (void)list;                                                                              \
-        swf_pin_get(&((struct member_type *)m)->pin_field);                                      \
-    }                                                                                            \
-    SWF_LIST_FN_ void name##_unpin(void *list, void *m)                                          \
-    {                                                                                            \
-        (void)list;                                                                              \
-        swf_pin_put(&((struct member_type *)m)->pin_field);                                      \
-    }                                                                                            \
+    SWF_LIST_PIN_GET_PUT_FNS_(name, member_type, pin_field)                                      \
     SWF_LIST_FN_ bool name##_linked(void *list, void *m)                                         \
     {                                                                                            \
         struct swf_bucket_walk *w = (struct swf_bucket_walk *)list;                              \
@@ -216,16 +207,7 @@ SWF_API uint64_t swf_ck_hs_generation(void);
         (void)m;                                                                              \
         return ck_hs_next_spmc(w->hs, &w->it, &key) ? key : NULL;                             \
     }                                                                                         \
-    SWF_LIST_FN_ void name##_pin(void *list, void *m)                                         \
-    {                                                                                         \
-        (void)list;                                                                           \
-        swf_pin_get(&((struct member_type *)m)->pin_field);                                   \
-    }                                                                                         \
-    SWF_LIST_FN_ void name##_unpin(void *list, void *m)                                       \
-    {                                                                                         \
-        (void)list;                                                                           \
-        swf_pin_put(&((struct member_type *)m)->pin_field);                                   \
-    }                                                                                         \
+    SWF_LIST_PIN_GET_PUT_FNS_(name, member_type, pin_field)                                   \
     SWF_LIST_FN_ bool name##_linked(void *list, void *m)                                      \
     {                                                                                         \
         struct swf_hs_walk *w = (struct swf_hs_walk *)list;                                   \

@@ -19,14 +19,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 show() { tail -n 25 "$@" | sed 's/^/# /'; }
 
-opts=(-Dbuildtype=release -Dtests=false -Dexamples=false -Dbench=disabled)
-if [ -d "$build" ]; then
-  meson setup --reconfigure "$build" "$src" "${opts[@]}" >"$tmp/setup.log" 2>&1
-else
-  meson setup "$build" "$src" "${opts[@]}" >"$tmp/setup.log" 2>&1
-fi &&
-  ninja -C "$build" >"$tmp/build.log" 2>&1 &&
-  meson install -C "$build" --destdir "$tmp/root" --no-rebuild >"$tmp/install.log" 2>&1
+build_and_install "$build" "$src" "$tmp/root" "$tmp" -Dbuildtype=release -Dtests=false \
+  -Dexamples=false -Dbench=disabled
 r=$?
 ok $r "sweepfill builds and installs into a scratch destdir"
 [ $r = 0 ] || show "$tmp/setup.log" "$tmp/build.log" "$tmp/install.log"

@@ -21,14 +21,8 @@ require_tools "mandoc, meson, ninja-build, binutils" mandoc meson ninja nm
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-opts=(-Dbuildtype=release -Dtests=false -Dexamples=false -Dbench=disabled)
-if [ -d "$build" ]; then
-  meson setup --reconfigure "$build" "$src" "${opts[@]}" >"$tmp/setup.log" 2>&1
-else
-  meson setup "$build" "$src" "${opts[@]}" >"$tmp/setup.log" 2>&1
-fi &&
-  ninja -C "$build" >"$tmp/build.log" 2>&1 &&
-  meson install -C "$build" --destdir "$tmp/root" --no-rebuild >"$tmp/install.log" 2>&1
+build_and_install "$build" "$src" "$tmp/root" "$tmp" -Dbuildtype=release -Dtests=false \
+  -Dexamples=false -Dbench=disabled
 r=$?
 ok $r "sweepfill builds and installs into a scratch destdir"
 if [ $r != 0 ]; then

@@ -5,6 +5,10 @@
 #   finish              the plan, and exit 1 if a point failed
 #   require_tools HINT TOOL...   when a TOOL is missing: one skipped point naming it and HINT
 #                                (the Debian packages to install), the plan, exit 0
+#   build_and_install BUILD SRC DESTDIR LOGDIR OPTION...
+#                       meson setup BUILD (reconfigured when it exists) with the options, build,
+#                       and install into DESTDIR; logs in LOGDIR/{setup,build,install}.log;
+#                       the status of the first step that failed, or 0
 n=0
 failed=0
 ok() {
@@ -26,4 +30,15 @@ require_tools() {
       exit 0
     fi
   done
+}
+build_and_install() {
+  local build=$1 src=$2 destdir=$3 logs=$4
+  shift 4
+  if [ -d "$build" ]; then
+    meson setup --reconfigure "$build" "$src" "$@" >"$logs/setup.log" 2>&1
+  else
+    meson setup "$build" "$src" "$@" >"$logs/setup.log" 2>&1
+  fi &&
+    ninja -C "$build" >"$logs/build.log" 2>&1 &&
+    meson install -C "$build" --destdir "$destdir" --no-rebuild >"$logs/install.log" 2>&1
 }
