@@ -16,12 +16,15 @@
  *     and free then touch only these, with no atomic read-modify-write instruction;
  *   - a shared depot holds full, partial and empty magazines on lock-free stacks; a thread
  *     exchanges a whole magazine with it in one compare-and-swap. Threads without magazines of
- *     their own take and put single objects through the depot: O(1), two compare-and-swaps;
+ *     their own borrow one of a few shared pairs for the length of each call (claimed with a
+ *     compare-and-swap), or, when all are taken at that moment, take and put single objects
+ *     through the depot: O(1) either way;
  *   - when no magazine has room, free pushes the object on a lock-free list of loose objects,
  *     which allocations take back whole and the blocking paths put into new magazines.
  * Objects cached in another thread's magazines, or being moved by another thread at that
  * moment, are not available to this thread until that thread frees enough to fill a magazine,
- * calls swf_cache_flush(), or exits.
+ * calls swf_cache_flush(), or exits. Objects left in the shared pairs are: a NOWAIT allocation
+ * looks there before it fails, a WAIT allocation before it maps memory.
  *
  * Synchronisation table. "-" means the two may run concurrently from any threads; "X" means the
  * caller must keep them apart (a lock, or a happens-before edge such as joining the threads):
@@ -70,7 +73,7 @@
  * Limits: at most SWF_CACHE_MAX caches and registries (registry.h) are alive at once; a thread
  * can use any number of them (its binding table grows on its blocking calls, in 64-entry steps
  * of 16 bytes); at most SWF_CACHE_THREADS_MAX threads hold magazines of one cache at once (more
- * use the shared depot path).
+ * use the shared pairs and the depot).
  *
  * Not offered, on purpose: realloc (objects have one size), per-object destructors (the cache
  * never looks inside objects it has handed out), and shrinking (memory goes back to the system
