@@ -24,7 +24,13 @@
  * Objects cached in another thread's magazines, or being moved by another thread at that
  * moment, are not available to this thread until that thread frees enough to fill a magazine,
  * calls swf_cache_flush(), or exits. Objects left in the shared pairs are: a NOWAIT allocation
- * looks there before it fails, a WAIT allocation before it maps memory.
+ * looks there before it fails, a WAIT allocation before it maps memory. A move holds up to a
+ * magazine's worth (SWF_CACHE_MAGAZINE objects) for a few instructions; a thread preempted in
+ * the middle of one keeps them out of reach until it runs again. So with many more runnable
+ * threads than cores, threads without magazines of their own (which move objects through the
+ * shared pairs and the depot on every call) can see NOWAIT fail with EAGAIN while the stats
+ * count objects ready; grow the cache by a magazine's worth per such thread that may be
+ * preempted, or give the threads their own magazines (swf_cache_grow(c, 0)).
  *
  * Synchronisation table. "-" means the two may run concurrently from any threads; "X" means the
  * caller must keep them apart (a lock, or a happens-before edge such as joining the threads):
