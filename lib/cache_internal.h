@@ -62,6 +62,7 @@
 #define TS_BLOCKS_MAX    16384 /* 1M threads bound to one cache at once; others share */
 #define SPARE_EMPTY_MAGS 16    /* kept on the empty stack by the blocking paths */
 #define SHARED_STATES    8     /* thread states that threads without one claim for a call */
+#define CLAIM_ABANDONED  2     /* a shared state's claim word: claimed by a thread lost in fork */
 #define CHUNK_ALIGN      ((size_t)64 << 10)
 #define WAIT_BATCH_BYTES ((size_t)16 << 20) /* most a WAIT allocation maps at once */
 
@@ -89,7 +90,8 @@ struct swf_tstate {
     struct swf_thread_cache_ pub;
     uint64_t x_allocs_wait;
     uint64_t x_fails_nowait;
-    uint32_t x_claim; /* shared states: 1 while a thread without a state of its own uses it */
+    uint32_t x_claim; /* shared states: 1 while a thread without a state of its own uses it,
+                       * CLAIM_ABANDONED in a child of fork when a thread of the parent did */
 };
 
 static inline struct swf_mag *swf_mag_of(struct swf_magazine_ *m)

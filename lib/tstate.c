@@ -108,23 +108,8 @@ int swf_shared_states_make(struct swf_cache *c)
     return 0;
 }
 
-/* A shared state for this call: the first free one from a place that depends on the thread, so
- * that threads spread over them. NULL when all are taken at this moment. */
-static struct swf_tstate *claim_shared(struct swf_cache *c)
-{
-    unsigned start = (unsigned)((uintptr_t)&swf_tls_self >> 6);
-    for (unsigned i = 0; i < SHARED_STATES; i++) {
-        struct swf_tstate *ts = c->shared[(start + i) % SHARED_STATES];
-        uint32_t free_word = 0;
-        /* Acquire: the previous claimer's work on the magazines is ours to build on. */
-        if (swf_load_relaxed_32(&ts->x_claim) == 0 &&
-            swf_cas_acq_rel_32(&ts->x_claim, &free_word, 1))
-            return ts;
-    }
-    return NULL;
-}
-
-/* Claim ts for this call; with `wait`, until its current claimer (one call long) lets go. */
+/* Claim ts for this call; with `wait`, until its current claimer (one call long) lets go.
+ * Acquire: the previous claimer's work on the magazines is ours to build on. */
 static bool claim(struct swf_tstate *ts, bool wait)
 {
     for (;;) {
@@ -132,10 +117,23 @@ static bool claim(struct swf_tstate *ts, bool wait)
         if (swf_load_relaxed_32(&ts->x_claim) == 0 &&
             swf_cas_acq_rel_32(&ts->x_claim, &free_word, 1))
             return true;
-        if (!wait)
+        if (!wait || swf_load_relaxed_32(&ts->x_claim) == CLAIM_ABANDONED)
             return false;
         sched_yield(); /* WAIT blocks anyway; the claimer may be preempted */
     }
+}
+
+/* A shared state for this call: the first free one from a place that depends on the thread, so
+ * that threads spread over them. NULL when all are taken at this moment. */
+static struct swf_tstate *claim_shared(struct swf_cache *c)
+{
+    unsigned start = (unsigned)((uintptr_t)&swf_tls_self >> 6);
+    for (unsigned i = 0; i < SHARED_STATES; i++) {
+        struct swf_tstate *ts = c->shared[(start + i) % SHARED_STATES];
+        if (claim(ts, false))
+            return ts;
+    }
+    return NULL;
 }
 
 void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait)
@@ -228,12 +226,17 @@ static void fork_parent(struct swf_tls_owner *o)
  * consistent (every change is one compare-and-swap), and the forking thread's own state is
  * intact (it was inside fork, not inside the cache). Objects that other threads held at that
  * instant - in their magazines, or in a magazine they had popped - stay where they are: they are
- * counted as ready but no thread of the child will hand them out. The refill lock was held by
- * fork_prepare; it is made new.
+ * counted as ready but no thread of the child will hand them out. A shared state claimed at that
+ * instant stays claimed, marked abandoned so that a WAIT allocation does not wait for a claimer
+ * that does not exist here. The refill lock was held by fork_prepare; it is made new.
  */
 static void fork_child(struct swf_tls_owner *o)
 {
-    pthread_mutex_init(&SWF_CONTAINER_OF(o, struct swf_cache, owner)->refill_lock, NULL);
+    struct swf_cache *c = SWF_CONTAINER_OF(o, struct swf_cache, owner);
+    for (unsigned i = 0; i < SHARED_STATES; i++)
+        if (c->shared[i] != NULL && swf_load_relaxed_32(&c->shared[i]->x_claim) != 0)
+            swf_store_relaxed_32(&c->shared[i]->x_claim, CLAIM_ABANDONED);
+    pthread_mutex_init(&c->refill_lock, NULL);
 }
 
 const struct swf_owner_ops swf_cache_owner_ops = {

@@ -4,14 +4,16 @@
  *
  * Threads of the parent keep growing a cache, allocating with WAIT and NOWAIT (bound and on the
  * shared path), freeing, activating and deactivating a registry, adding and deleting members,
- * reading inside sections, waiting for grace periods, and starting short-lived threads that
- * bind to a cache and exit (the exit hook pins the cache while it hands back). Meanwhile the main
+ * reading inside sections, waiting for grace periods, starting short-lived threads that bind to
+ * a cache and exit (the exit hook pins the cache while it hands back), and, in two threads that
+ * only ever make NOWAIT calls, claiming the shared states of a capped cache. Meanwhile the main
  * thread forks again and again. Each child, under an alarm (a hang fails the test), allocates,
  * frees and grows the busy cache, creates and destroys a cache, destroys the idle cache that the
  * short-lived threads bind to (no pin left by a thread that does not exist in the child may hold
- * it up), and adds, deletes, activates, deactivates and synchronizes on the busy registry (no
- * reader of the parent's other threads may hold its grace periods up). After the forks, the
- * parent's threads stop and every count must balance.
+ * it up), adds, deletes, activates, deactivates and synchronizes on the busy registry (no reader
+ * of the parent's other threads may hold its grace periods up), and allocates with WAIT from the
+ * capped cache until ENOMEM (no claim of a thread lost in the fork may hold that up). After the
+ * forks, the parent's threads stop and every count must balance.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,14 +27,14 @@
 
 #include "tap.h"
 
-enum { MEMBERS = 2000, FORKS = 24, CHILD_SECONDS = 20 };
+enum { MEMBERS = 2000, FORKS = 24, CHILD_SECONDS = 20, CAPPED = 600 };
 
 struct member {
     struct swf_node node;
     int linked; /* owned by the churn thread */
 };
 
-static struct swf_cache *busy, *idle, *objs_cache;
+static struct swf_cache *busy, *idle, *objs_cache, *capped;
 static struct swf_registry *reg;
 static struct member members[MEMBERS];
 static int stop;
@@ -77,6 +79,18 @@ static void *nowait_allocator(void *arg)
     while (running()) {
         void *o = swf_cache_alloc(busy, SWF_NOWAIT);
         swf_cache_free(busy, o);
+    }
+    return NULL;
+}
+
+/* Only NOWAIT calls, ever: the thread never gets magazines of its own and claims one of the
+ * cache's shared states for each call, so a fork often finds some claimed. */
+static void *shared_path_user(void *arg)
+{
+    (void)arg;
+    while (running()) {
+        void *o = swf_cache_alloc(capped, SWF_NOWAIT);
+        swf_cache_free(capped, o);
     }
     return NULL;
 }
@@ -177,6 +191,13 @@ static void child(void)
     if (rd == NULL)
         _exit(19);
     swf_registry_read_unlock(rd);
+    /* WAIT at the limit looks into the shared states, waiting out their claimers: never for a
+     * claimer that was a thread of the parent. */
+    size_t got = 0;
+    while (got <= CAPPED && swf_cache_alloc(capped, SWF_WAIT) != NULL)
+        got++;
+    if (got > CAPPED || errno != ENOMEM)
+        _exit(20);
     _exit(0);
 }
 
@@ -190,6 +211,9 @@ int main(void)
     tap_require(swf_cache_create(&cfg, &busy) == 0, "busy cache");
     cfg.name = "idle";
     tap_require(swf_cache_create(&cfg, &idle) == 0, "idle cache");
+    struct swf_cache_config capped_cfg = {
+        .object_size = 64, .prefill = CAPPED, .limit = CAPPED, .name = "capped"};
+    tap_require(swf_cache_create(&capped_cfg, &capped) == 0, "capped cache");
     cfg.name = "objects";
     cfg.object_size = 64;
     tap_require(swf_cache_create(&cfg, &objs_cache) == 0, "objects cache");
@@ -200,8 +224,8 @@ int main(void)
     rc.section_bound = 64;
     tap_require(swf_registry_create(&rc, &reg) == 0, "registry");
 
-    void *(*fns[])(void *) = {grower,  wait_allocator, nowait_allocator, activator,
-                              churner, reader,         spawner};
+    void *(*fns[])(void *) = {grower, wait_allocator, nowait_allocator, activator,       churner,
+                              reader, spawner,        shared_path_user, shared_path_user};
     enum { THREADS = sizeof(fns) / sizeof(fns[0]) };
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++)
@@ -240,10 +264,10 @@ int main(void)
     swf_cache_stats(objs_cache, &so);
     ok(sb.alive == 0 && so.alive == 0 && sb.capacity == sb.ready,
        "the parent's caches balance: alive %llu and %llu, capacity %llu == ready %llu",
-       (unsigned long long)sb.alive, (unsigned long long)so.alive,
-       (unsigned long long)sb.capacity, (unsigned long long)sb.ready);
+       (unsigned long long)sb.alive, (unsigned long long)so.alive, (unsigned long long)sb.capacity,
+       (unsigned long long)sb.ready);
     ok(swf_cache_destroy(busy) == 0 && swf_cache_destroy(objs_cache) == 0 &&
-           swf_cache_destroy(idle) == 0,
+           swf_cache_destroy(idle) == 0 && swf_cache_destroy(capped) == 0,
        "the parent destroys its caches");
     return tap_done();
 }
