@@ -71,8 +71,9 @@
  * fork: the library's fork handlers take every cache's refill mutex around fork(), so a fork
  * waits for the grows and WAIT allocations in progress. In the child, every cache is usable by
  * its one thread: alloc, free, grow, flush, stats and destroy work as in the parent. Objects that
- * other threads of the parent held in their magazines at the fork stay there, counted as ready
- * but never handed out in the child; objects they had allocated count as alive, so destroy in the
+ * other threads of the parent held in their magazines at the fork (or in a shared pair one of
+ * them was using) stay there, counted as ready but never handed out in the child; objects they
+ * had allocated count as alive, so destroy in the
  * child returns EBUSY unless the child frees them. NOWAIT's "no system call, no fault" holds in
  * the child as in the parent (with the copy-on-write caveat above).
  *
