@@ -195,9 +195,6 @@ void floor_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn,
     };
     for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]); i++) {
         b = add(sized[i].name, sized[i].fn);
-        swfb_bench_arg_names(b, "size", "n");
-        for (int s = 0; s < nsizes; s++)
-            for (int k = 0; k < nn; k++)
-                swfb_bench_args2(b, sizes[s], ns[k]);
+        bench_args_size_n(b, sizes, nsizes, ns, nn);
     }
 }

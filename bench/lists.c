@@ -3,6 +3,7 @@
  * families share (see lists.h).
  */
 #include "lists.h"
+#include "shim/swfb.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -232,4 +233,13 @@ int bench_take_list_flag(int *argc, char **argv, const char *program, const char
     }
     *count = k;
     return 0;
+}
+
+void bench_args_size_n(struct swfb_bench *b, const int64_t *sizes, int nsizes, const int64_t *ns,
+                       int nn)
+{
+    swfb_bench_arg_names(b, "size", "n");
+    for (int s = 0; s < nsizes; s++)
+        for (int k = 0; k < nn; k++)
+            swfb_bench_args2(b, sizes[s], ns[k]);
 }

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <ck_epoch.h>
@@ -118,6 +119,33 @@ static inline uint64_t bench_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* CPU time of the calling thread, and of the whole process (every thread), nanoseconds. */
+static inline uint64_t bench_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t bench_process_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Involuntary context switches of the calling thread so far: its preemptions. */
+static inline long bench_thread_preemptions(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
+}
+
+/* A benchmark's arguments: every (size, n) of sizes x ns, named "size" and "n". */
+struct swfb_bench;
+void bench_args_size_n(struct swfb_bench *b, const int64_t *sizes, int nsizes, const int64_t *ns,
+                       int nn);
 
 /* The process's ck_epoch and the calling thread's record in it (registered on first call). */
 ck_epoch_record_t *bench_epoch_record(void);

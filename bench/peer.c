@@ -200,13 +200,6 @@ struct presult {
 static struct presult *shared;  /* MAP_SHARED: written by the child, read by the parent */
 static bool with_syncer = true; /* --syncer */
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void thread_usage(long *minflt, long *nivcsw)
 {
     struct rusage ru;
@@ -243,7 +236,7 @@ static void *syncer_main(void *arg)
     ck_epoch_record_t *rec =
         s->v == V_RESUME || s->v == V_RESUME_BOUNDED ? bench_epoch_record() : NULL;
     const struct timespec pause = {0, 100000};
-    s->cpu_start = thread_cpu_ns();
+    s->cpu_start = bench_thread_cpu_ns();
     __atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
         uint64_t t0 = bench_now_ns();
@@ -260,7 +253,7 @@ static void *syncer_main(void *arg)
         s->calls++;
         nanosleep(&pause, NULL);
     }
-    s->cpu_ns = thread_cpu_ns() - s->cpu_start;
+    s->cpu_ns = bench_thread_cpu_ns() - s->cpu_start;
     return NULL;
 }
 
@@ -348,7 +341,7 @@ static const char *child_run(enum variant v, struct plist *l, size_t size, struc
     const char *msg = NULL;
     long f0, p0, f1, p1, fg0 = 0, fg1 = 0;
     thread_usage(&f0, &p0);
-    uint64_t c0 = thread_cpu_ns(), t0 = bench_now_ns(), tg = t0;
+    uint64_t c0 = bench_thread_cpu_ns(), t0 = bench_now_ns(), tg = t0;
     if (v == V_URCU) {
         struct pmember *m;
         rcu_read_lock();
@@ -406,7 +399,7 @@ static const char *child_run(enum variant v, struct plist *l, size_t size, struc
         r->sections = (double)ss.sections;
         r->longest_section = (double)ss.longest_section;
     }
-    uint64_t t1 = bench_now_ns(), c1 = thread_cpu_ns();
+    uint64_t t1 = bench_now_ns(), c1 = bench_thread_cpu_ns();
     thread_usage(&f1, &p1);
     if (with_syncer) {
         __atomic_store_n(&sy.stop, 1, __ATOMIC_RELEASE);
@@ -611,10 +604,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
         swfb_bench *b =
             swfb_register_data(variants[i].name, bm_peer, (void *)(intptr_t)variants[i].v);
-        swfb_bench_arg_names(b, "size", "n");
-        for (int s = 0; s < nsizes; s++)
-            for (int k = 0; k < nn; k++)
-                swfb_bench_args2(b, sizes[s], ns[k]);
+        bench_args_size_n(b, sizes, nsizes, ns, nn);
         swfb_bench_manual_time(b);
         swfb_bench_unit(b, SWFB_MS);
         swfb_bench_iterations(b, 1); /* a first activation per measurement: repeat with

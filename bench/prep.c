@@ -105,14 +105,6 @@ static size_t round_up(size_t v, size_t to)
     return (v + to - 1) / to * to;
 }
 
-/* CPU time of the whole process (every thread: a parallel grow's helpers included), ns. */
-static uint64_t process_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static long minor_faults(void)
 {
     struct rusage ru;
@@ -205,7 +197,7 @@ static const char *ready_map(enum method m, size_t n, size_t size, struct ready 
     bool thp = m == M_THP_TOUCH || m == M_THP_POPW;
     size_t len = round_up(bytes ? bytes : 1, thp ? HUGE_2M : PAGE_4K);
     long f0 = minor_faults();
-    uint64_t c0 = process_cpu_ns(), t0 = bench_now_ns();
+    uint64_t c0 = bench_process_cpu_ns(), t0 = bench_now_ns();
     char *p = NULL;
     switch (m) {
     case M_TOUCH:
@@ -250,7 +242,7 @@ static const char *ready_map(enum method m, size_t n, size_t size, struct ready 
     uint64_t t1 = bench_now_ns();
     swfb_clobber_memory();
     write_pass(p, n, size);
-    uint64_t t2 = bench_now_ns(), c2 = process_cpu_ns();
+    uint64_t t2 = bench_now_ns(), c2 = bench_process_cpu_ns();
     r->faults = minor_faults() - f0;
     r->cpu_s = (double)(c2 - c0) * 1e-9;
     r->prep_s = (double)(t1 - t0) * 1e-9;
@@ -283,7 +275,7 @@ static const char *ready_cache(size_t n, size_t size, void **objs, struct ready 
     const char *msg = NULL;
     size_t got = 0;
     long f0 = minor_faults();
-    uint64_t c0 = process_cpu_ns(), t0 = bench_now_ns();
+    uint64_t c0 = bench_process_cpu_ns(), t0 = bench_now_ns();
     int err = swf_cache_grow(c, n);
     uint64_t t1 = bench_now_ns();
     if (err != 0) {
@@ -297,7 +289,7 @@ static const char *ready_cache(size_t n, size_t size, void **objs, struct ready 
         *(volatile uint64_t *)obj = got;
         objs[got] = obj;
     }
-    uint64_t t2 = bench_now_ns(), c2 = process_cpu_ns();
+    uint64_t t2 = bench_now_ns(), c2 = bench_process_cpu_ns();
     r->faults = minor_faults() - f0;
     r->cpu_s = (double)(c2 - c0) * 1e-9;
     if (got < n) {
@@ -452,10 +444,7 @@ void prep_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn)
     swfb_add_context("cache_grow_threads", grow_threads_given ? buf : "default");
     for (int i = 0; i < MAX_ROWS; i++) {
         swfb_bench *b = swfb_register_data(rows[i].name, bm_ready, (void *)&rows[i]);
-        swfb_bench_arg_names(b, "size", "n");
-        for (int s = 0; s < nsizes; s++)
-            for (int k = 0; k < nn; k++)
-                swfb_bench_args2(b, sizes[s], ns[k]);
+        bench_args_size_n(b, sizes, nsizes, ns, nn);
         swfb_bench_manual_time(b);
         swfb_bench_unit(b, SWFB_MS);
         if ((rows[i].thp && !have_thp) || (rows[i].popw && !have_popw))

@@ -86,21 +86,14 @@ struct syncer {
     pthread_t thread;
 };
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void *syncer_main(void *arg)
 {
     struct syncer *s = arg;
     const struct timespec pause = {0, 100000}; /* 100 us between grace periods */
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
-        uint64_t t0 = bench_now_ns(), c0 = thread_cpu_ns();
+        uint64_t t0 = bench_now_ns(), c0 = bench_thread_cpu_ns();
         swf_registry_synchronize(s->r);
-        uint64_t t = bench_now_ns() - t0, c = thread_cpu_ns() - c0;
+        uint64_t t = bench_now_ns() - t0, c = bench_thread_cpu_ns() - c0;
         if (t > s->max_ns)
             s->max_ns = t;
         if (c > s->max_cpu_ns)
@@ -110,13 +103,6 @@ static void *syncer_main(void *arg)
         nanosleep(&pause, NULL);
     }
     return NULL;
-}
-
-/* Involuntary context switches of the calling thread so far: preemptions. */
-static long preemptions(void)
-{
-    struct rusage ru;
-    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
 }
 
 static void object_init(void *obj, void *member, void *arg)
@@ -188,11 +174,11 @@ static void bm_activate(swfb_state *st)
             msg = "pthread_create failed";
             break;
         }
-        long p0 = preemptions();
+        long p0 = bench_thread_preemptions();
         uint64_t t0 = bench_now_ns();
         int err = swf_registry_activate(r, &s);
         uint64_t t1 = bench_now_ns();
-        preempted += (double)(preemptions() - p0);
+        preempted += (double)(bench_thread_preemptions() - p0);
         if (with_syncer) {
             __atomic_store_n(&sy.stop, 1, __ATOMIC_RELEASE);
             pthread_join(sy.thread, NULL);
@@ -371,11 +357,11 @@ static void bm_locked(swfb_state *st)
             swf_guard_mutex(&cfg.guard, &k.mu);
         else
             swf_guard_rwlock(&cfg.guard, &k.rw);
-        long p0 = preemptions();
+        long p0 = bench_thread_preemptions();
         uint64_t t0 = bench_now_ns();
         int err = swf_sweep(&cfg, &s);
         uint64_t t1 = bench_now_ns();
-        preempted += (double)(preemptions() - p0);
+        preempted += (double)(bench_thread_preemptions() - p0);
         __atomic_store_n(&k.stop, 1, __ATOMIC_RELEASE);
         pthread_join(k.thread, NULL);
         for (size_t i = 0; i < n; i++) {

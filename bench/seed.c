@@ -422,10 +422,7 @@ int main(int argc, char **argv)
     prep_register(sizes, nsizes, ns, nn);
     for (size_t i = 0; i < sizeof(seed_algos) / sizeof(seed_algos[0]); i++) {
         swfb_bench *b = swfb_register_data(seed_algos[i].name, bm_seed, (void *)&seed_algos[i]);
-        swfb_bench_arg_names(b, "size", "n");
-        for (int s = 0; s < nsizes; s++)
-            for (int k = 0; k < nn; k++)
-                swfb_bench_args2(b, sizes[s], ns[k]);
+        bench_args_size_n(b, sizes, nsizes, ns, nn);
         swfb_bench_manual_time(b);
         swfb_bench_unit(b, SWFB_MS);
         if (seed_algos[i].algo == SWF_BATCH_RESTART) {

@@ -77,19 +77,6 @@ struct worker {
     pthread_t thread;
 };
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static long thread_nivcsw(void)
-{
-    struct rusage ru;
-    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
-}
-
 static void futex_wait(int *word, int value)
 {
     syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, NULL, NULL, 0);
@@ -110,8 +97,8 @@ static void *worker_main(void *arg)
     __atomic_add_fetch(&run->ready, 1, __ATOMIC_RELEASE);
     while (__atomic_load_n(&run->go, __ATOMIC_ACQUIRE) == 0)
         futex_wait(&run->go, 0);
-    long p0 = thread_nivcsw();
-    uint64_t c0 = thread_cpu_ns();
+    long p0 = bench_thread_preemptions();
+    uint64_t c0 = bench_thread_cpu_ns();
     w->start_ns = bench_now_ns();
     uint64_t fails = 0;
     for (uint64_t i = 0; i < run->pairs; i++) {
@@ -124,8 +111,8 @@ static void *worker_main(void *arg)
         swf_cache_free(c, p);
     }
     w->end_ns = bench_now_ns();
-    w->cpu_ns = thread_cpu_ns() - c0;
-    w->preempted = thread_nivcsw() - p0;
+    w->cpu_ns = bench_thread_cpu_ns() - c0;
+    w->preempted = bench_thread_preemptions() - p0;
     w->fails = fails;
     return NULL;
 }
