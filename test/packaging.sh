@@ -79,7 +79,9 @@ ok $r "the plain-cc shadow_stack runs against the installed library ($(tail -n 1
 
 # A parent Meson project, three ways: with subprojects/sweepfill a link to this tree (shared,
 # static), and with examples/sweepfill.wrap pointing at a git snapshot of this tree
-# (dependency-static).
+# (dependency-static): only its url is changed, so its revision must exist in a fresh clone.
+# --force-fallback-for=sweepfill: a sweepfill installed on this machine (the Debian package, a
+# `meson install`) would otherwise satisfy dependency('sweepfill') and no subproject be tested.
 mkdir -p "$tmp/parent/subprojects" "$tmp/parent-wrap/subprojects" "$tmp/snapshot"
 for d in parent parent-wrap; do
   cp "$src/test/subproject/meson.build" "$src/test/subproject/meson_options.txt" \
@@ -90,9 +92,9 @@ ln -s "$src" "$tmp/parent/subprojects/sweepfill"
   tar -C "$tmp/snapshot" -xf - &&
   git -C "$tmp/snapshot" init -q && git -C "$tmp/snapshot" add -A &&
   git -C "$tmp/snapshot" -c user.name=test -c user.email=test@localhost commit -qm snapshot &&
-  sed "s|^url = .*|url = file://$tmp/snapshot|; s|^revision = .*|revision = HEAD|" \
+  sed "s|^url = .*|url = file://$tmp/snapshot|" \
     "$src/examples/sweepfill.wrap" >"$tmp/parent-wrap/subprojects/sweepfill.wrap"
-ok $? "examples/sweepfill.wrap, pointed at a git snapshot of this tree"
+ok $? "examples/sweepfill.wrap, pointed at a git snapshot of this tree (its revision as shipped)"
 for how in shared static dependency-static; do
   parent=$tmp/parent
   case $how in
@@ -101,7 +103,8 @@ for how in shared static dependency-static; do
   dependency-static) opts=(-Dswf_static=true) parent=$tmp/parent-wrap ;;
   esac
   dir=$parent/build-$how
-  (cd "$parent" && meson setup "$dir" "${opts[@]}" >"$tmp/sub-$how-setup.log" 2>&1 &&
+  (cd "$parent" && meson setup "$dir" --force-fallback-for=sweepfill "${opts[@]}" \
+    >"$tmp/sub-$how-setup.log" 2>&1 &&
     ninja -C "$dir" >"$tmp/sub-$how-build.log" 2>&1)
   r=$?
   ok $r "a parent Meson project builds with sweepfill as a subproject (${opts[*]}$([ "$parent" = "$tmp/parent-wrap" ] && echo ', from the wrap'))"
