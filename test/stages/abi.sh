@@ -11,7 +11,8 @@
 #     swf_debug_checks fails with an incompatible change (a removed function);
 #   - shows that meson refuses to configure when include/sweepfill/version.h disagrees with the
 #     project version.
-# Skips itself when abigail-tools (abidw, abidiff) or meson is missing.
+# Skips itself when abigail-tools (abidw, abidiff) or meson is missing; fails instead under
+# CI=true.
 set -u -o pipefail
 src=$(cd "${1:?usage: abi.sh SRCROOT}" && pwd)
 build=$src/build/stage-abi

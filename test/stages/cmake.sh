@@ -8,7 +8,7 @@
 # with sweepfill::sweepfill-static (it must not). The program calls ck and pthreads itself, so it
 # links only if the targets bring them in. Finally find_package(sweepfill 9.0) and (1.0) must
 # fail: the version file accepts only the same major version, no newer than the installed one.
-# Skips itself when cmake or meson is missing.
+# Skips itself when cmake or meson is missing; fails instead under CI=true.
 set -u -o pipefail
 src=$(cd "${1:?usage: cmake.sh SRCROOT}" && pwd)
 build=$src/build/stage-cmake

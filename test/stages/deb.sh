@@ -12,7 +12,8 @@
 #     builds test/consumer/consumer.c with `cc $(pkg-config --cflags --libs sweepfill)` against
 #     them, runs it, finds `man swf_cache_free`, and removes the packages again, checking that
 #     the machine is left as it was found.
-# Skips itself when dpkg-buildpackage or debhelper is missing.
+# Skips itself when dpkg-buildpackage or debhelper is missing, and the lintian or man check when
+# that tool is missing; each fails instead under CI=true.
 set -u -o pipefail
 src=$(cd "${1:?usage: deb.sh SRCROOT}" && pwd)
 # shellcheck source=lib/tap.bash
@@ -63,7 +64,7 @@ if command -v lintian >/dev/null; then
   grep -v 'running with root privileges' "$tmp/lintian.log" | sed 's/^/# /'
   ok $r "lintian reports no errors or warnings"
 else
-  skip "lintian is not installed"
+  missing "lintian is not installed (Debian: lintian)"
 fi
 
 lib_files=$(dpkg-deb -c "$lib_deb" | awk '{print $6}')
@@ -143,7 +144,7 @@ elif command -v man >/dev/null; then
   [ -n "$page" ] && [ -e "$page" ] && grep -q '^\.Nm swf_cache_free' <<<"$(zcat -f "$page")"
   ok $? "man swf_cache_free finds the installed page ($page)"
 else
-  skip "man is not installed"
+  missing "man is not installed (Debian: man-db)"
 fi
 
 apt-get purge -y -qq -o DPkg::Lock::Timeout=300 libsweepfill-dev libsweepfill0 >"$tmp/purge.log" 2>&1
