@@ -4,6 +4,9 @@
 # Builds and installs sweepfill (build/stage-man, into a scratch destdir), then checks that
 #   - every installed page passes `mandoc -T lint -W warning` and has the contract's sections
 #     (SYNOPSIS, DESCRIPTION, CONCURRENCY, PROGRESS, MEMORY ORDERING, RETURN VALUES, ERRORS);
+#   - the pages' special characters (\(xx, \[xx]) are only those they mean to use: mandoc
+#     accepts any glyph, and \(tm (a trademark sign) once stood where \(mu (a multiplication
+#     sign) was meant;
 #   - each page's .Nm names are exactly the names it is installed under (its file and the
 #     links man/meson.build makes to it), and every link resolves (also through man -w);
 #   - every swf_ symbol the built libsweepfill.so exports, every public function-like macro and
@@ -60,6 +63,27 @@ for page in $pages; do
     ;;
   esac
 done
+
+# Special characters: the glyphs these pages use on purpose. Anything else, such as \(tm (TM),
+# \(co or \(rg, is a typo for one of them until it is added here.
+glyphs_meant=' em en lq rq aq dq mu di <= >= != -> <- ti ha ba bu pl mi '
+# odd_glyphs FILE...: "FILE:LINE: GLYPH" for each special character not in glyphs_meant.
+odd_glyphs() {
+  grep -Hno -e '\\([^ ][^ ]' -e '\\\[[^] ]*\]' "$@" | while IFS= read -r hit; do
+    glyph=${hit##*:}
+    name=${glyph#\\(}
+    [ "$name" != "$glyph" ] || { name=${glyph#\\[}; name=${name%]}; }
+    [[ $glyphs_meant == *" $name "* ]] || echo "${hit%:*}: $glyph"
+  done
+}
+printf '.Pp\nB\\(tmP(P\\-1)/2 and \\[co] but \\(mu and \\(em\n' >"$tmp/glyphs.3"
+[ "$(odd_glyphs "$tmp/glyphs.3" | sed "s|^$tmp/||")" = $'glyphs.3:2: \\(tm\nglyphs.3:2: \\[co]' ]
+ok $? "the glyph check reports \\(tm and \\[co] and passes \\(mu and \\(em (control)"
+# shellcheck disable=SC2086
+odd=$(odd_glyphs $pages | sed "s|^$mandir/||")
+[ -z "$odd" ]
+ok $? "the pages use no unexpected special character (\\(tm where \\(mu was meant)"
+[ -z "$odd" ] || printf '%s\n' "$odd" | sed 's/^/# /'
 
 # The names a page documents (.Nm) are the names it is installed under: the page's own and the
 # links to it.
