@@ -41,6 +41,11 @@
  *
  * Progress: blocking (the lock). Errors, NULL handling: those of swf_sweep and the guards.
  *
+ * Read-write locks are POSIX.1-2001, not C11: under strict -std=c11, pthread_rwlock_t and
+ * swf_guard_rwlock exist only with _POSIX_C_SOURCE defined as 200112L or more (or _GNU_SOURCE)
+ * before the first #include; without it a call of swf_guard_rwlock stops the compilation with a
+ * static assertion naming that macro. The lists and swf_guard_mutex need nothing more.
+ *
  * Not offered, on purpose: an unlocked variant (<sys/queue.h> lists are not safe for concurrent
  * readers and writers) and CIRCLEQ (deprecated in glibc's header).
  */

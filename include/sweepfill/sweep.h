@@ -125,7 +125,8 @@ struct swf_guard {
  * guard does nothing (single-threaded lists). All set flags to 0: blocking inside a locked
  * section holds up every writer. No-ops on NULL arguments. swf_guard_rwlock is declared when
  * <pthread.h> provides read-write locks (POSIX.1-2001: under strict -std=c11, define
- * _POSIX_C_SOURCE=200112L or _GNU_SOURCE).
+ * _POSIX_C_SOURCE=200112L or _GNU_SOURCE before the first #include); in C without them, a call
+ * of swf_guard_rwlock stops the compilation with a static assertion that says so.
  * Section bounds under a lock help a waiting writer only if the lock hands over to it when the
  * sweep leaves. Measured here (bench/README.md, sections family, 1M members, bound 64): with a
  * glibc rwlock, writer-preferring (pthread_rwlockattr_setkind_np with
@@ -138,6 +139,16 @@ SWF_API void swf_guard_mutex(struct swf_guard *g, pthread_mutex_t *lock);
 SWF_API void swf_guard_none(struct swf_guard *g);
 #if defined(PTHREAD_RWLOCK_INITIALIZER)
 SWF_API void swf_guard_rwlock(struct swf_guard *g, pthread_rwlock_t *lock);
+#elif !defined(__cplusplus)
+/* The fix named where the call is, rather than an implicit declaration: an expression, so that
+ * it stands wherever the call could, whose struct's static assertion fails. */
+#define swf_guard_rwlock(g, lock)                                                                 \
+    ((void)(g), (void)(lock), (void)sizeof(struct {                                               \
+         _Static_assert(0,                                                                        \
+                        "swf_guard_rwlock needs POSIX read-write locks: define "                  \
+                        "_POSIX_C_SOURCE as 200112L (or _GNU_SOURCE) before the first #include"); \
+         int swf_unused_;                                                                         \
+     }))
 #endif
 
 /* Initialise obj for member before it is published. Runs inside a read-side section: must not
