@@ -4,6 +4,7 @@
 # Copies the tree into a temporary directory (the worktree stays clean) and builds
 # libsweepfill0 and libsweepfill-dev there with `dpkg-buildpackage -us -uc -b` (debian/rules
 # builds without tests, examples or benchmarks, and runs no test suite). Then:
+#   - git sees nothing new in the copy afterwards (debian/.gitignore names what debhelper leaves);
 #   - lintian reports no error or warning (overrides in debian/*.lintian-overrides say why);
 #   - each package holds what it should, and debian/libsweepfill0.symbols lists exactly the
 #     symbols the library exports (a function added later fails here until the file is
@@ -40,6 +41,9 @@ mkdir -p "$tree"
 tar -C "$src" --exclude=./build --exclude=./.git --exclude=./subprojects --exclude=./bench/out \
   -cf - . | tar -C "$tree" -xf -
 ok $? "the tree is copied to a temporary directory (sweepfill-$upstream)"
+# A git repository of the copy, to see what the build leaves behind.
+git -C "$tree" init -q && git -C "$tree" add -A &&
+  git -C "$tree" -c user.name=test -c user.email=test@localhost commit -qm copy
 
 # parallel=2: at most two compile jobs; noautodbgsym: the -dbgsym package is not needed here.
 (cd "$tree" && DEB_BUILD_OPTIONS="parallel=2 noautodbgsym" dpkg-buildpackage -us -uc -b) \
@@ -47,6 +51,9 @@ ok $? "the tree is copied to a temporary directory (sweepfill-$upstream)"
 r=$?
 ok $r "dpkg-buildpackage -us -uc -b builds sweepfill $version"
 [ $r = 0 ] || { show "$tmp/build.log" 40; finish; }
+left=$(git -C "$tree" status --porcelain 2>&1)
+[ -z "$left" ]
+ok $? "what the build leaves in the tree is ignored by git (debian/.gitignore)${left:+: $(echo $left)}"
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 lib_deb=$tmp/libsweepfill0_${version}_$arch.deb
