@@ -4,8 +4,9 @@
  * Errors: functions that can fail return 0 or a positive errno value (EINVAL, ENOMEM, EAGAIN,
  * EBUSY, ...), as pthreads does; they never crash on NULL pointers, zero or overflowing sizes
  * passed to them. Functions that return a pointer return NULL on failure and set errno. After any
- * failure, swf_error_reason() says which check failed or what ran out, in words. (The inline
- * helpers of list.h and registry.h do not check their arguments: they are one load or store.)
+ * failure, swf_error_reason() says which check failed or what ran out, in words; like errno, it
+ * means something only right after a call that failed. (The inline helpers of list.h and
+ * registry.h do not check their arguments: they are one load or store.)
  *
  * Misuse that cannot be checked cheaply (a double free, a pointer the cache never handed out) is
  * caught when sweepfill was built with debug checks (meson -Ddebug_checks=true; swf_debug_checks()
@@ -32,8 +33,11 @@ extern "C" {
 
 /*
  * Why the most recent failing sweepfill call on the calling thread failed: a constant string
- * naming the check or condition ("cfg->reserve is 0", "no object ready for this thread"). Like
- * errno, successful calls leave it as it was. Never NULL. Any thread; wait-free; no allocation.
+ * naming the check or condition ("cfg->reserve is 0", "no object ready for this thread"). Read it
+ * right after a call that reported failure (an error number, or NULL), as errno: no call clears
+ * it, so after a successful call it may still name an earlier failure, or an attempt inside
+ * that call which failed and was recovered from (swf_sweep's SWF_NOWAIT allocations). Before any
+ * failure on the thread it says so. Never NULL. Any thread; wait-free; no allocation.
  */
 SWF_API const char *swf_error_reason(void);
 
