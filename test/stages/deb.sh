@@ -53,7 +53,7 @@ ok $r "dpkg-buildpackage -us -uc -b builds sweepfill $version"
 [ $r = 0 ] || { show "$tmp/build.log" 40; finish; }
 left=$(git -C "$tree" status --porcelain 2>&1)
 [ -z "$left" ]
-ok $? "what the build leaves in the tree is ignored by git (debian/.gitignore)${left:+: $(echo $left)}"
+ok $? "what the build leaves in the tree is ignored by git (debian/.gitignore)${left:+: ${left//$'\n'/ }}"
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 lib_deb=$tmp/libsweepfill0_${version}_$arch.deb
