@@ -15,7 +15,8 @@
  *   swf_grace_urcu(&grace, &urcu_memb_flavor);             // for the deleters' swf_pin_retire
  *
  * (with the short-name API of <urcu.h>, <urcu-qsbr.h> or <urcu-bp.h>, `&rcu_flavor` names the
- * flavour included). Nothing here names a flavour's symbols, so this header serves every flavour;
+ * flavour included). Included with no flavour before it, this header stops the compilation with
+ * one diagnostic, its #error. Nothing here names a flavour's symbols, so this header serves every flavour;
  * but liburcu 0.13's headers declare call_rcu and the flavour struct only for the first flavour a
  * translation unit includes, so a program using two flavours includes each, with this header, in
  * a translation unit of its own.
@@ -76,7 +77,7 @@
 #ifndef _URCU_FLAVOR_H
 #error \
     "include your liburcu flavour (<urcu/urcu-memb.h>, <urcu/urcu-qsbr.h>, <urcu.h>, ...) before <sweepfill/list_urcu.h>"
-#endif
+#else /* the rest of the header: after the #error, nothing more to report */
 
 #include <urcu/rcuhlist.h>
 #include <urcu/rculist.h>
@@ -253,5 +254,7 @@ static inline void swf_grace_urcu(struct swf_grace *g, const struct rcu_flavor_s
 #ifdef __cplusplus
 }
 #endif
+
+#endif /* _URCU_FLAVOR_H */
 
 #endif /* SWEEPFILL_LIST_URCU_H */
