@@ -107,7 +107,10 @@ static void add_one(void)
     for (int i = 0; i < 4; i++)
         m->payload[i] = m->id;
     pthread_mutex_lock(&writer);
-    swf_cds_list_add_rcu(&m->link, &all); /* cds_list_add_rcu, with stores TSan sees */
+    if (m->id % 2) /* cds_list_add_rcu and cds_list_add_tail_rcu, with stores TSan sees */
+        swf_cds_list_add_rcu(&m->link, &all);
+    else
+        swf_cds_list_add_tail_rcu(&m->link, &all);
     pthread_mutex_unlock(&writer);
     __atomic_fetch_add(&added, 1, __ATOMIC_RELAXED);
 }
