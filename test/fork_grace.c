@@ -283,14 +283,18 @@ static void test_deadlock(int variant, const char *what)
 
 int main(void)
 {
+    if (tap_under_valgrind()) {
+        /* Memcheck reports, at each child's exit, the binding tables of the parent's threads
+         * (which do not exist in the child) as lost; and it cannot run seccomp strict mode. */
+        skip("fork while threads hold per-thread state, under valgrind; the plain, ASan and "
+             "TSan builds run it");
+        return tap_done();
+    }
     signal(SIGALRM, on_alarm);
     struct swf_cache_config cfg = {.object_size = 64};
     if (swf_cache_create(&cfg, &cache) != 0)
         abort();
-    if (getenv("SWF_UNDER_VALGRIND") != NULL)
-        skip("seccomp strict mode under valgrind");
-    else
-        test_sleeper();
+    test_sleeper();
     test_deadlock(0, "first reads another registry");
     test_deadlock(1, "creates a cache");
     ok(swf_cache_destroy(cache) == 0, "cache destroyed");
