@@ -14,6 +14,10 @@
  * creates a cache (the owner table's mutex). The fork must take the locks held across grace
  * periods before those, or nothing proceeds. Both variants, 100 times each, under an alarm: a
  * hang fails the test.
+ *
+ * Churn: 50 forks while two threads create, read, synchronize and destroy registries, so that
+ * registries appear while a fork is between taking the grace-period locks and the owner table,
+ * and disappear while it holds them; each child makes and destroys a registry of its own.
  */
 #include <errno.h>
 #include <linux/seccomp.h>
@@ -281,6 +285,60 @@ static void test_deadlock(int variant, const char *what)
        what, good, ROUNDS);
 }
 
+/* ---- registries that come and go while the fork holds the others ----------------------------- */
+
+enum { CHURN_FORKS = 50 };
+static int churn_stop;
+
+/* Registries created (between the fork's two steps, it must go back for them) and destroyed
+ * (while the fork holds them pinned, destroy must wait), each read and synchronized once. */
+static void *churner(void *arg)
+{
+    (void)arg;
+    while (!flag_get(&churn_stop)) {
+        struct swf_registry *r = make_registry();
+        swf_registry_read_unlock(swf_registry_read_lock(r));
+        swf_registry_synchronize(r);
+        if (swf_registry_destroy(r) != 0)
+            abort();
+    }
+    return NULL;
+}
+
+static void test_churn(void)
+{
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, churner, NULL);
+    int good = 0;
+    round_variant = 2;
+    for (int i = 0; i < CHURN_FORKS; i++) {
+        round_index = i;
+        alarm(ROUND_SECONDS);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            struct swf_registry *r = make_registry();
+            swf_registry_read_unlock(swf_registry_read_lock(r));
+            bool done = swf_registry_synchronize(r) == 0 && swf_registry_destroy(r) == 0;
+            syscall(SYS_exit_group, done ? 0 : 1);
+        }
+        int status = -1;
+        if (pid > 0)
+            waitpid(pid, &status, 0);
+        alarm(0);
+        good += pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        pause_ms(1);
+    }
+    flag_set(&churn_stop);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    ok(good == CHURN_FORKS,
+       "%d forks while two threads create, read, synchronize and destroy registries: %d children "
+       "made and destroyed a registry of their own",
+       CHURN_FORKS, good);
+}
+
 int main(void)
 {
     if (tap_under_valgrind()) {
@@ -297,6 +355,7 @@ int main(void)
     test_sleeper();
     test_deadlock(0, "first reads another registry");
     test_deadlock(1, "creates a cache");
+    test_churn();
     ok(swf_cache_destroy(cache) == 0, "cache destroyed");
     return tap_done();
 }

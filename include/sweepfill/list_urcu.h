@@ -58,7 +58,8 @@
  * (X: two STORE sweeps of the same slots; see sweep.h.)
  *
  * Memory ordering: the walk's consume loads pair with rcu_assign_pointer's release in
- * cds_list_add_rcu, so the sweep sees a member's fields as they were when it was linked. Slots as
+ * cds_list_add_rcu (or the release stores of the swf_cds_* mutators below), so the sweep sees a
+ * member's fields as they were when it was linked. Slots as
  * in list.h. call_rcu orders the readers' sections before the callback, which calls
  * swf_pin_grace_over (pin.h has the rest).
  *
