@@ -7,8 +7,9 @@
  * member's own fields (written before the add) and every object in a slot (written by init
  * before the sweep published it); writers add fresh members and delete them again, retiring each
  * with swf_pin_retire through call_rcu, whose callback frees object and member; the main thread
- * sweeps the list again and again to give the new members objects, and once in a while waits
- * for a grace period itself with synchronize_rcu and frees what it unlinked. The program's own
+ * sweeps the list again and again to give the new members objects, waits for a grace period
+ * itself with synchronize_rcu to free a member it unlinked, and replaces a settings block that
+ * the readers read, freeing the old one with a call_rcu of its own. The program's own
  * read sections and grace periods carry list_urcu.h's annotation macros. At the end: every
  * member freed, no object alive. Exit status 0 when all holds (TSan's 66 when it reported).
  *
@@ -73,6 +74,39 @@ static void free_retired(struct swf_pin *pin) /* on the call_rcu thread, or in a
     free_member((struct member *)(void *)((char *)pin - offsetof(struct member, pin)));
 }
 
+/* A settings block the readers read in their sections; the main thread replaces it and frees
+ * the old one with call_rcu of its own. */
+struct settings {
+    struct rcu_head rcu;
+    uint64_t generation;
+    uint64_t check; /* ~generation */
+};
+static struct settings *settings;
+static uint64_t settings_freed; /* written only by the callbacks (the call_rcu thread) */
+
+static void free_settings(struct rcu_head *head)
+{
+    SWF_URCU_TSAN_CALLBACK(&urcu_memb_flavor, head);
+    free(caa_container_of(head, struct settings, rcu));
+    settings_freed++;
+    SWF_URCU_TSAN_CALLBACK_END(&urcu_memb_flavor); /* main reads settings_freed after a barrier */
+}
+
+static void replace_settings(uint64_t generation)
+{
+    struct settings *s = malloc(sizeof(*s));
+    if (s == NULL)
+        abort();
+    s->generation = generation;
+    s->check = ~generation;
+    /* A C11 exchange, not rcu_xchg_pointer (TSan does not see liburcu 0.13's). */
+    struct settings *old = __atomic_exchange_n(&settings, s, __ATOMIC_ACQ_REL);
+    if (old != NULL) {
+        SWF_URCU_TSAN_CALL_RCU(&old->rcu);
+        urcu_memb_call_rcu(&old->rcu, free_settings);
+    }
+}
+
 static bool running(void)
 {
     return !__atomic_load_n(&stop, __ATOMIC_RELAXED);
@@ -84,6 +118,9 @@ static void *reader(void *arg)
     urcu_memb_register_thread();
     while (running()) {
         urcu_memb_read_lock();
+        struct settings *set = rcu_dereference(settings);
+        if (set->check != ~set->generation)
+            __atomic_fetch_add(&bad, 1, __ATOMIC_RELAXED);
         struct member *m;
         cds_list_for_each_entry_rcu(m, &all, link)
         {
@@ -178,6 +215,7 @@ int main(int argc, char **argv)
     if (swf_cache_create(&cc, &objects) != 0)
         return 1;
     urcu_memb_register_thread();
+    replace_settings(0);
     for (int i = 0; i < 200; i++)
         add_one();
     pthread_t t[64];
@@ -191,6 +229,7 @@ int main(int argc, char **argv)
         failed += sweep() != 0;
         sweeps++;
         /* A grace period of the program's own: unlink, wait, free. */
+        replace_settings((uint64_t)round + 1);
         struct member *m = del_one(false);
         if (m != NULL) {
             urcu_memb_synchronize_rcu();
@@ -204,13 +243,17 @@ int main(int argc, char **argv)
         pthread_join(t[i], NULL);
     while (del_one(true) == NULL && !cds_list_empty(&all))
         ;
+    struct settings *last = __atomic_exchange_n(&settings, NULL, __ATOMIC_ACQ_REL);
+    SWF_URCU_TSAN_CALL_RCU(&last->rcu);
+    urcu_memb_call_rcu(&last->rcu, free_settings);
     SWF_URCU_TSAN_BARRIER(&urcu_memb_flavor, urcu_memb_barrier()); /* every callback has run */
     urcu_memb_unregister_thread();
     struct swf_cache_stats st;
     swf_cache_stats(objects, &st);
     uint64_t a = __atomic_load_n(&added, __ATOMIC_RELAXED);
     uint64_t f = __atomic_load_n(&freed, __ATOMIC_RELAXED);
-    bool good = bad == 0 && failed == 0 && a == f && st.alive == 0 && assigned > 0;
+    bool good = bad == 0 && failed == 0 && a == f && st.alive == 0 && assigned > 0 &&
+                settings_freed == (uint64_t)sweeps + 1;
     printf("tsan consumer (urcu): %d sweeps assigned %llu objects, %llu members added, %llu freed, "
            "%llu objects alive, %llu bad: %s\n",
            sweeps, (unsigned long long)assigned, (unsigned long long)a, (unsigned long long)f,
