@@ -135,7 +135,9 @@ void __tsan_release(void *addr);
  * URCU_INLINE_SMALL_FUNCTIONS (or _LGPL_SOURCE) before including liburcu, so that rcu_dereference
  * and cds_list_for_each_entry_rcu load with C11 atomics (otherwise the pointer is read with a
  * plain load and passed to liburcu), and change the lists with the swf_cds_* mutators below
- * instead of liburcu's, whose volatile stores TSan takes for plain writes racing the readers.
+ * instead of liburcu's, whose volatile stores TSan takes for plain writes racing the readers
+ * (publish your own pointers with __atomic_store_n(&p, v, __ATOMIC_RELEASE) or
+ * __atomic_exchange_n rather than rcu_assign_pointer or rcu_xchg_pointer, for the same reason).
  */
 #ifdef SWF_URCU_TSAN_
 void __tsan_ignore_thread_begin(void);
