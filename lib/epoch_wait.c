@@ -80,6 +80,14 @@ void swf_epoch_wait(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *a
     swf_fetch_sub_acq_rel_32(&x_sleepers, 1);
 }
 
+/* Only the forking thread exists in the child, and it is not waiting. A thread of the parent that
+ * slept at the fork left its count here: kept, it would make every section end in the child a
+ * futex wake for ever (and kill a child under seccomp strict mode at its first section end). */
+void swf_epoch_wait_fork_child(void)
+{
+    swf_store_relaxed_32(&x_sleepers, 0);
+}
+
 void swf_epoch_waiter_init(struct swf_epoch_waiter *w)
 {
     w->scans = 0;

@@ -3,7 +3,8 @@
  * automatically managed records, the activation protocol, and grace-period reclamation.
  *
  * Locks, in the order they may nest: activation -> writer -> (cache refill lock);
- * activation -> reclaim. records_lock is a leaf. None is ever taken inside a read section.
+ * activation -> reclaim. records_lock is a leaf. None is ever taken inside a read section of the
+ * same registry (records_lock may be, inside a section of another: a thread's first read).
  *
  * Why activation is exact (registry.h states the protocol):
  *   The flag x_active changes only under `writer`, and add reads it under `writer`. Take an add
@@ -608,13 +609,22 @@ static struct swf_registry *of_owner(struct swf_tls_owner *o)
     return SWF_CONTAINER_OF(o, struct swf_registry, owner);
 }
 
-/* The registry's locks in their nesting order (the top of this file). */
-static void fork_prepare(struct swf_tls_owner *o)
+/* The locks held across grace-period waits (deactivate holds activation, synchronize and
+ * deactivate hold reclaim), in their nesting order. thread.c takes these of every registry before
+ * any lock a reader inside a section may need: a reader of r that needs one of those, while
+ * someone waits for it under r's reclaim and a fork waits for that reclaim, would never leave. */
+static void fork_hold(struct swf_tls_owner *o)
 {
     struct swf_registry *r = of_owner(o);
     pthread_mutex_lock(&r->activation);
-    pthread_mutex_lock(&r->writer);
     pthread_mutex_lock(&r->reclaim);
+}
+
+/* The rest, later: writer (add and del) and records_lock (a thread's first read). */
+static void fork_prepare(struct swf_tls_owner *o)
+{
+    struct swf_registry *r = of_owner(o);
+    pthread_mutex_lock(&r->writer);
     pthread_mutex_lock(&r->records_lock);
 }
 
@@ -622,17 +632,17 @@ static void fork_parent(struct swf_tls_owner *o)
 {
     struct swf_registry *r = of_owner(o);
     pthread_mutex_unlock(&r->records_lock);
-    pthread_mutex_unlock(&r->reclaim);
     pthread_mutex_unlock(&r->writer);
+    pthread_mutex_unlock(&r->reclaim);
     pthread_mutex_unlock(&r->activation);
 }
 
 /*
- * In the child only the forking thread exists, and fork_prepare held every lock, so no add, del,
- * activation or grace-period wait was in progress. Readers of other threads may have been inside
- * a section: their threads are gone, and a grace period must not wait for them, so their records
- * are marked inactive and given up for recycling. The forking thread's own reader stays as it
- * was (a fork inside one's own read section is not supported: registry.h).
+ * In the child only the forking thread exists, and fork_hold and fork_prepare held every lock, so
+ * no add, del, activation or grace-period wait was in progress. Readers of other threads may have
+ * been inside a section: their threads are gone, and a grace period must not wait for them, so
+ * their records are marked inactive and given up for recycling. The forking thread's own reader
+ * stays as it was (a fork inside one's own read section is not supported: registry.h).
  */
 static void fork_child(struct swf_tls_owner *o)
 {
@@ -652,6 +662,7 @@ static void fork_child(struct swf_tls_owner *o)
 
 static const struct swf_owner_ops registry_owner_ops = {
     .release = reader_release,
+    .fork_hold = fork_hold,
     .fork_prepare = fork_prepare,
     .fork_parent = fork_parent,
     .fork_child = fork_child,

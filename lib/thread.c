@@ -72,9 +72,92 @@ static void thread_exit_hook(void *arg)
     t->armed = 0;
 }
 
-/* ---- fork ----------------------------------------------------------------------------------- */
+/* ---- fork -----------------------------------------------------------------------------------
+ *
+ * Two kinds of locks, taken in this order. First every owner's fork_hold locks (a registry's
+ * activation and reclaim mutexes): threads hold those while they wait for a grace period, that is
+ * for readers inside a section, and such a reader may need any lock taken after them (a first
+ * read of another registry takes its records mutex; creating a cache takes handle_lock; a WAIT
+ * allocation takes a refill mutex). So they are taken with nothing else held, and not under
+ * handle_lock: each owner is pinned instead, so that it cannot be unregistered while held. Then
+ * handle_lock, under which no owner comes or goes, and every owner's fork_prepare locks in rank
+ * order. An owner registered between the two steps sends the fork back to the first.
+ */
 
 enum { FORK_RANKS = 2 };
+
+/* Forks serialise on fork_lock, which nothing else takes. Under it: `held`, one bit per handle
+ * whose owner the forking thread has pinned and called fork_hold on. */
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t held[SWF_OWNERS_MAX / 64];
+
+static bool is_held(uint32_t h)
+{
+    return (held[h / 64] >> (h % 64)) & 1;
+}
+
+/* Pin whatever owner has handle h at this moment; false when none has it. */
+static bool pin_any(uint32_t h)
+{
+    uint64_t *word = &owner_word[h];
+    uint64_t w = swf_load_acquire_64(word);
+    for (;;) {
+        if ((w >> PIN_BITS) == 0)
+            return false;
+        if ((w & PIN_MASK) == PIN_MASK) {
+            sched_yield();
+            w = swf_load_acquire_64(word);
+            continue;
+        }
+        if (swf_cas_acq_rel_64(word, &w, w + 1))
+            return true;
+    }
+}
+
+static void unpin(uint32_t h)
+{
+    uint64_t cur = swf_load_relaxed_64(&owner_word[h]);
+    while (!swf_cas_acq_rel_64(&owner_word[h], &cur, cur - 1))
+        ;
+}
+
+/* Pin and hold every owner with a fork_hold that is not held yet; no other lock is held. */
+static void hold_all(void)
+{
+    uint32_t used = swf_load_relaxed_32(&x_handles_used);
+    for (uint32_t h = 0; h < used; h++) {
+        if (is_held(h) || !pin_any(h))
+            continue;
+        /* The pin's acquire pairs with registration's release: owner_ptr[h] is this owner. */
+        struct swf_tls_owner *o = swf_load_relaxed_ptr((void *const *)&owner_ptr[h]);
+        if (o == NULL || o->ops->fork_hold == NULL) {
+            unpin(h);
+            continue;
+        }
+        o->ops->fork_hold(o);
+        held[h / 64] |= UINT64_C(1) << (h % 64);
+    }
+}
+
+/* Under handle_lock: every registered owner with a fork_hold is held. */
+static bool all_held(void)
+{
+    uint32_t used = swf_load_relaxed_32(&x_handles_used);
+    for (uint32_t h = 0; h < used; h++) {
+        struct swf_tls_owner *o = owner_ptr[h];
+        if (swf_load_relaxed_64(&owner_word[h]) != 0 && o != NULL && o->ops->fork_hold != NULL &&
+            !is_held(h))
+            return false;
+    }
+    return true;
+}
+
+static void unpin_held(void)
+{
+    for (uint32_t i = 0; i < SWF_OWNERS_MAX / 64; i++)
+        for (; held[i] != 0; held[i] &= held[i] - 1)
+            unpin(i * 64 + (uint32_t)__builtin_ctzll(held[i]));
+}
 
 static void each_owner(int rank, bool reverse, void (*hook)(struct swf_tls_owner *))
 {
@@ -106,31 +189,46 @@ static void call_child(struct swf_tls_owner *o)
         o->ops->fork_child(o);
 }
 
-/* Take every lock of every owner, in rank order, with no owner coming or going meanwhile: the
- * child then starts with every structure in a state some thread left it in between operations. */
+/* Take every lock of every owner (the order: above), with no owner coming or going meanwhile:
+ * the child then starts with every structure in a state some thread left it in between
+ * operations. */
 static void fork_prepare(void)
 {
-    pthread_mutex_lock(&handle_lock);
+    pthread_mutex_lock(&fork_lock);
+    for (;;) {
+        hold_all();
+        pthread_mutex_lock(&handle_lock);
+        if (all_held())
+            break;
+        pthread_mutex_unlock(&handle_lock); /* one registered meanwhile: hold it too */
+    }
     for (int rank = 0; rank < FORK_RANKS; rank++)
         each_owner(rank, false, call_prepare);
 }
 
+/* The parent hooks release what fork_hold and fork_prepare took. */
 static void fork_parent(void)
 {
     for (int rank = FORK_RANKS - 1; rank >= 0; rank--)
         each_owner(rank, true, call_parent);
     pthread_mutex_unlock(&handle_lock);
+    unpin_held();
+    pthread_mutex_unlock(&fork_lock);
 }
 
 static void fork_child(void)
 {
     for (int rank = 0; rank < FORK_RANKS; rank++)
         each_owner(rank, false, call_child);
-    /* Threads that were releasing bindings at the fork do not exist here: drop their pins. */
+    /* Threads that were releasing bindings at the fork do not exist here: drop their pins (and
+     * the fork's own). */
     uint32_t used = swf_load_relaxed_32(&x_handles_used);
     for (uint32_t h = 0; h < used; h++)
         swf_store_relaxed_64(&owner_word[h], swf_load_relaxed_64(&owner_word[h]) & ~PIN_MASK);
+    memset(held, 0, sizeof(held));
+    swf_epoch_wait_fork_child();
     pthread_mutex_init(&handle_lock, NULL);
+    pthread_mutex_init(&fork_lock, NULL);
 }
 
 /* At load time: the exit key, and the fork handlers. */
@@ -235,12 +333,17 @@ void swf_tls_owner_unregister(struct swf_tls_owner *o)
 {
     uint64_t *word = &owner_word[o->head.handle];
     uint64_t idle = o->head.id << PIN_BITS;
-    pthread_mutex_lock(&handle_lock);
-    /* Wait for exiting threads to finish with o: each holds a pin for a bounded, lock-free
-     * release. The acquire on success orders their work on o before our teardown. */
+    /* Wait for exiting threads to finish with o (each holds a pin for a bounded, lock-free
+     * release) and for a fork that holds o. Not under handle_lock: the fork takes that lock while
+     * it holds its pin. The acquire on success orders their work on o before our teardown. */
     for (uint64_t w = idle; !swf_cas_acq_rel_64(word, &w, 0); w = idle)
         sched_yield();
-    swf_store_relaxed_ptr((void **)&owner_ptr[o->head.handle], NULL);
+    /* From here no one can pin o, and the handle is free: a registration may already have
+     * taken it. o stays allocated until we return, after handle_lock, so a fork that holds that
+     * lock may still read owner_ptr (it skips owners whose word is 0). */
+    pthread_mutex_lock(&handle_lock);
+    if (owner_ptr[o->head.handle] == o)
+        swf_store_relaxed_ptr((void **)&owner_ptr[o->head.handle], NULL);
     if (o->head.handle < first_free)
         first_free = o->head.handle;
     pthread_mutex_unlock(&handle_lock);

@@ -25,9 +25,11 @@
  * can reach it. A binding whose owner is gone is forgotten: its state died with the owner.
  *
  * fork: the library's pthread_atfork handlers call each owner's fork hooks (struct swf_owner_ops)
- * around a fork, registries before caches (their locks nest in that order), with the owner table
- * locked so that no owner comes or goes meanwhile. In the child, pins held by threads that no
- * longer exist are dropped.
+ * around a fork: first every owner's fork_hold (the locks held across grace-period waits), with
+ * the owner pinned and the owner table not locked, then, with the owner table locked so that no
+ * owner comes or goes meanwhile, every fork_prepare, registries before caches (their locks nest
+ * in that order). In the child, pins held by threads that no longer exist are dropped, and so is
+ * the count of threads sleeping in a grace-period wait.
  *
  * dlclose: the exit hook is a pthread key destructor that points into this library, so the shared
  * library is linked with -z nodelete: dlclose leaves it mapped, and a thread exiting afterwards
@@ -50,8 +52,11 @@ struct swf_tls_owner;
 struct swf_owner_ops {
     /* Give back a thread's state at its exit; lock-free; called with the owner pinned. */
     void (*release)(struct swf_tls_owner *owner, void *state);
-    /* Take every lock of the owner (prepare), release them (parent), make them usable again and
-     * drop what threads that no longer exist held (child). */
+    /* Take the locks that the owner's threads hold while they wait for a grace period (hold,
+     * may be NULL), before any lock that a reader inside a section may need; take every other
+     * lock of the owner (prepare); release all of them (parent); make them usable again and drop
+     * what threads that no longer exist held (child). */
+    void (*fork_hold)(struct swf_tls_owner *owner);
     void (*fork_prepare)(struct swf_tls_owner *owner);
     void (*fork_parent)(struct swf_tls_owner *owner);
     void (*fork_child)(struct swf_tls_owner *owner);

@@ -95,6 +95,9 @@ void swf_epoch_wait(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *a
  * grace-period waiters, if any (one relaxed load when none sleeps; a futex wake when one does). */
 void swf_epoch_section_ended(void);
 
+/* In a child of fork: no grace-period waiter sleeps (thread.c's fork handler calls it). */
+void swf_epoch_wait_fork_child(void);
+
 /* A 64-bit mixer (SplitMix64's finaliser): the failure injection's deterministic random source. */
 static inline uint64_t swf_mix64(uint64_t x)
 {

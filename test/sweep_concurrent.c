@@ -575,7 +575,7 @@ static void urcu_read_lock(void)
 
 static void urcu_read_unlock(void)
 {
-    swf_tsan_release(&FLAVOUR); /* as list_urcu.h's guards do */
+    SWF_URCU_TSAN_READ_UNLOCK(&FLAVOUR); /* as list_urcu.h's guards do */
     if (QSBR)
         FLAVOUR.thread_offline();
     else
@@ -593,7 +593,7 @@ static void urcu_guard(struct swf_guard *g)
 static void urcu_synchronize(void)
 {
     FLAVOUR.update_synchronize_rcu();
-    swf_tsan_acquire(&FLAVOUR);
+    SWF_URCU_TSAN_GRACE_OVER(&FLAVOUR);
 }
 
 static void urcu_writer_begin(void)
@@ -618,7 +618,7 @@ static void urcu_retire(struct tracked *t)
 static void urcu_drain(struct writer_state *w)
 {
     (void)w;
-    FLAVOUR.barrier(); /* every call_rcu callback queued so far has run */
+    SWF_URCU_TSAN_BARRIER(&FLAVOUR, FLAVOUR.barrier()); /* every call_rcu callback so far ran */
     swf_tsan_acquire(&members_freed);
 }
 
@@ -630,13 +630,13 @@ static struct swf_list cds_list_of(union walk_state *ws)
 
 static void cds_insert(struct tracked *t, struct tracked *after)
 {
-    cds_list_add_rcu(&t->m.cds, after ? &after->m.cds : &cds);
+    swf_cds_list_add_rcu(&t->m.cds, after ? &after->m.cds : &cds); /* stores TSan sees */
 }
 
 static void cds_remove(struct writer_state *w, struct tracked *t)
 {
     (void)w;
-    cds_list_del_rcu(&t->m.cds);
+    swf_cds_list_del_rcu(&t->m.cds);
     __atomic_store_n(&t->removed, 1, __ATOMIC_RELAXED);
     urcu_retire(t);
 }
@@ -650,13 +650,13 @@ static struct swf_list cdsh_list_of(union walk_state *ws)
 static void cdsh_insert(struct tracked *t, struct tracked *after)
 {
     (void)after;
-    cds_hlist_add_head_rcu(&t->m.cdsh, &cdsh);
+    swf_cds_hlist_add_head_rcu(&t->m.cdsh, &cdsh);
 }
 
 static void cdsh_remove(struct writer_state *w, struct tracked *t)
 {
     (void)w;
-    cds_hlist_del_rcu(&t->m.cdsh);
+    swf_cds_hlist_del_rcu(&t->m.cdsh);
     __atomic_store_n(&t->removed, 1, __ATOMIC_RELAXED);
     urcu_retire(t);
 }

@@ -15,10 +15,11 @@
  *   swf_grace_urcu(&grace, &urcu_memb_flavor);             // for the deleters' swf_pin_retire
  *
  * (with the short-name API of <urcu.h>, <urcu-qsbr.h> or <urcu-bp.h>, `&rcu_flavor` names the
- * flavour included). Nothing here names a flavour's symbols, so this header serves every flavour;
- * but liburcu 0.13's headers declare call_rcu and the flavour struct only for the first flavour a
- * translation unit includes, so a program using two flavours includes each, with this header, in
- * a translation unit of its own.
+ * flavour included). Included with no flavour before it, this header stops the compilation with
+ * one diagnostic, its #error. Nothing here names a flavour's symbols, so this header serves every
+ * flavour; but liburcu 0.13's headers declare call_rcu and the flavour struct only for the first
+ * flavour a translation unit includes, so a program using two flavours includes each, with this
+ * header, in a translation unit of its own.
  *
  * Lists (each macro defines NAME_ops and NAME_list(head), as list.h's do):
  *   SWF_LIST_CDS_LIST(name, member_type, link_field, slot_field)        struct cds_list_head
@@ -57,7 +58,8 @@
  * (X: two STORE sweeps of the same slots; see sweep.h.)
  *
  * Memory ordering: the walk's consume loads pair with rcu_assign_pointer's release in
- * cds_list_add_rcu, so the sweep sees a member's fields as they were when it was linked. Slots as
+ * cds_list_add_rcu (or the release stores of the swf_cds_* mutators below), so the sweep sees a
+ * member's fields as they were when it was linked. Slots as
  * in list.h. call_rcu orders the readers' sections before the callback, which calls
  * swf_pin_grace_over (pin.h has the rest).
  *
@@ -76,7 +78,7 @@
 #ifndef _URCU_FLAVOR_H
 #error \
     "include your liburcu flavour (<urcu/urcu-memb.h>, <urcu/urcu-qsbr.h>, <urcu.h>, ...) before <sweepfill/list_urcu.h>"
-#endif
+#else /* the rest of the header: after the #error, nothing more to report */
 
 #include <urcu/rcuhlist.h>
 #include <urcu/rculist.h>
@@ -110,6 +112,62 @@ void __tsan_release(void *addr);
 #define SWF_URCU_TSAN_RELEASE_(a) ((void)(a))
 #define SWF_URCU_TSAN_ACQUIRE_(a) ((void)(a))
 #endif
+
+/*
+ * Your own read sections and grace periods under ThreadSanitizer. liburcu 0.13 is not
+ * instrumented, so TSan sees neither its grace periods nor the hand-over of a call_rcu callback;
+ * the guards and swf_grace_urcu below state them with release/acquire annotations on the flavour
+ * struct (and on the callback's rcu_head). Say the same in your own code with these macros
+ * (statements; nothing without TSan):
+ *   SWF_URCU_TSAN_READ_UNLOCK(flavor)       just before each rcu_read_unlock (qsbr: before each
+ *                                           rcu_quiescent_state and rcu_thread_offline)
+ *   SWF_URCU_TSAN_GRACE_OVER(flavor)        just after each synchronize_rcu
+ *   SWF_URCU_TSAN_CALL_RCU(head)            just before each call_rcu(head, fn)
+ *   SWF_URCU_TSAN_CALLBACK(flavor, head)    first thing in fn(head)
+ *   SWF_URCU_TSAN_CALLBACK_END(flavor)      last thing in fn, if a thread that waits in
+ *                                           rcu_barrier reads what fn did
+ *   SWF_URCU_TSAN_BARRIER(flavor, call)     in place of a call of rcu_barrier: makes the call
+ *                                           with this thread's accesses hidden from TSan (the
+ *                                           barrier callocs what the call_rcu thread frees, out of
+ *                                           TSan's sight), then orders every callback's end
+ *                                           before what follows
+ * Two more things make a liburcu program's own code visible to TSan: define
+ * URCU_INLINE_SMALL_FUNCTIONS (or _LGPL_SOURCE) before including liburcu, so that rcu_dereference
+ * and cds_list_for_each_entry_rcu load with C11 atomics (otherwise the pointer is read with a
+ * plain load and passed to liburcu), and change the lists with the swf_cds_* mutators below
+ * instead of liburcu's, whose volatile stores TSan takes for plain writes racing the readers
+ * (publish your own pointers with __atomic_store_n(&p, v, __ATOMIC_RELEASE) or
+ * __atomic_exchange_n rather than rcu_assign_pointer or rcu_xchg_pointer, for the same reason).
+ */
+#ifdef SWF_URCU_TSAN_
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
+#define SWF_URCU_TSAN_HIDDEN_(call)   \
+    do {                              \
+        __tsan_ignore_thread_begin(); \
+        call;                         \
+        __tsan_ignore_thread_end();   \
+    } while (0)
+#else
+#define SWF_URCU_TSAN_HIDDEN_(call) \
+    do {                            \
+        call;                       \
+    } while (0)
+#endif
+#define SWF_URCU_TSAN_READ_UNLOCK(flavor)  SWF_URCU_TSAN_RELEASE_(flavor)
+#define SWF_URCU_TSAN_GRACE_OVER(flavor)   SWF_URCU_TSAN_ACQUIRE_(flavor)
+#define SWF_URCU_TSAN_CALL_RCU(head)       SWF_URCU_TSAN_RELEASE_(head)
+#define SWF_URCU_TSAN_CALLBACK_END(flavor) SWF_URCU_TSAN_RELEASE_(flavor)
+#define SWF_URCU_TSAN_CALLBACK(flavor, head) \
+    do {                                     \
+        SWF_URCU_TSAN_ACQUIRE_(head);        \
+        SWF_URCU_TSAN_ACQUIRE_(flavor);      \
+    } while (0)
+#define SWF_URCU_TSAN_BARRIER(flavor, call) \
+    do {                                    \
+        SWF_URCU_TSAN_HIDDEN_(call);        \
+        SWF_URCU_TSAN_ACQUIRE_(flavor);     \
+    } while (0)
 
 /* ---- guards ------------------------------------------------------------------------------- */
 
@@ -171,8 +229,10 @@ static inline void swf_urcu_grace_over_(struct rcu_head *head)
 {
     struct swf_pin *pin = swf_pin_from_grace_storage(head);
     SWF_URCU_TSAN_ACQUIRE_(pin); /* call_rcu's queue hands the pin over */
-    SWF_URCU_TSAN_ACQUIRE_(pin->x_grace[2]);
-    swf_pin_grace_over(pin);
+    void *flavor = pin->x_grace[2];
+    SWF_URCU_TSAN_ACQUIRE_(flavor);
+    swf_pin_grace_over(pin);        /* may free the member, pin and all */
+    SWF_URCU_TSAN_RELEASE_(flavor); /* to a thread in SWF_URCU_TSAN_BARRIER */
 }
 
 static inline void swf_urcu_defer_(void *flavor, struct swf_pin *pin)
@@ -192,10 +252,57 @@ static inline void swf_grace_urcu(struct swf_grace *g, const struct rcu_flavor_s
     g->arg = (void *)flavor;
 }
 
+/* ---- list mutators that ThreadSanitizer can see ---------------------------------------------
+ *
+ * The same changes as liburcu's cds_list_add_rcu, cds_list_add_tail_rcu, cds_list_del_rcu,
+ * cds_hlist_add_head_rcu and cds_hlist_del_rcu, on the same structures, under your update-side
+ * lock as theirs; the links that readers load are stored with C11 release stores (liburcu 0.13:
+ * a barrier and a volatile store), which order the same way and which TSan sees. */
+#define SWF_URCU_STORE_(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+
+static inline void swf_cds_list_add_rcu(struct cds_list_head *newp, struct cds_list_head *head)
+{
+    newp->next = head->next;
+    newp->prev = head;
+    head->next->prev = newp;
+    SWF_URCU_STORE_(head->next, newp);
+}
+
+static inline void swf_cds_list_add_tail_rcu(struct cds_list_head *newp, struct cds_list_head *head)
+{
+    newp->next = head;
+    newp->prev = head->prev;
+    SWF_URCU_STORE_(head->prev->next, newp);
+    head->prev = newp;
+}
+
+static inline void swf_cds_list_del_rcu(struct cds_list_head *elem)
+{
+    elem->next->prev = elem->prev;
+    SWF_URCU_STORE_(elem->prev->next, elem->next);
+}
+
+static inline void swf_cds_hlist_add_head_rcu(struct cds_hlist_node *newp,
+                                              struct cds_hlist_head *head)
+{
+    newp->next = head->next;
+    newp->prev = (struct cds_hlist_node *)(void *)head;
+    if (head->next != SWF_NULL_)
+        head->next->prev = newp;
+    SWF_URCU_STORE_(head->next, newp);
+}
+
+static inline void swf_cds_hlist_del_rcu(struct cds_hlist_node *elem)
+{
+    if (elem->next != SWF_NULL_)
+        elem->next->prev = elem->prev;
+    SWF_URCU_STORE_(elem->prev->next, elem->next);
+}
+
 /* ---- lists -------------------------------------------------------------------------------- */
 
 /* rcu_dereference, as liburcu's C11 build of it. */
-#define SWF_URCU_LOAD_(p) __atomic_load_n(&(p), __ATOMIC_CONSUME)
+#define SWF_URCU_LOAD_(p)     __atomic_load_n(&(p), __ATOMIC_CONSUME)
 
 #define SWF_URCU_MEMBER_(member_type, link_field, node) \
     ((struct member_type *)(void *)((char *)(node)-offsetof(struct member_type, link_field)))
@@ -253,5 +360,7 @@ static inline void swf_grace_urcu(struct swf_grace *g, const struct rcu_flavor_s
 #ifdef __cplusplus
 }
 #endif
+
+#endif /* _URCU_FLAVOR_H */
 
 #endif /* SWEEPFILL_LIST_URCU_H */

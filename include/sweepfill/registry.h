@@ -51,8 +51,9 @@
  *
  * Read-side sections: swf_registry_read_lock returns the calling thread's reader (its epoch
  * record, registered automatically the first time a thread reads a registry: the thread's
- * binding table may grow, then one malloc and a lock-free push, or the reuse of a record left by
- * an exited thread) and enters a section; swf_registry_read_unlock leaves it. Later calls cost a
+ * binding table may grow, then one malloc, a lock-free push on the epoch's records and a push on
+ * the registry's list of them under a mutex held for two stores, or the reuse of a record left
+ * by an exited thread) and enters a section; swf_registry_read_unlock leaves it. Later calls cost a
  * TLS lookup (a table indexed by the registry's handle: any number of registries and caches used
  * by one thread never evict each other's bindings) and ck_epoch_begin (a store and a full fence)
  * followed by an acquire fence: the load barrier that Concurrency Kit 0.7.1 and 0.7.2 lack in
@@ -61,18 +62,24 @@
  * whose initialisation the reader sees. A thread's reader is given back (for recycling) when the
  * thread exits.
  *
- * fork: the library's fork handlers take every registry's mutexes around fork() (so a fork waits
- * for an activate, deactivate or grace-period wait in progress), before the caches' refill
- * mutexes. In the child the registry is usable by its one thread: add, del, activate, deactivate,
- * synchronize, reads and destroy work; readers that other threads of the parent had inside a
- * section are treated as having left it (those threads do not exist in the child). Do not call
- * fork() inside a read section, or from an init or release callback: the handlers could wait
- * for a grace period that the forking thread itself holds back.
+ * fork: the library's fork handlers take every registry's mutexes around fork(), so a fork waits
+ * for an activate, deactivate or grace-period wait in progress. They take first the mutexes
+ * held across grace-period waits (activation and reclaim, of every registry), and only then any
+ * lock that a reader inside a section may need (a registry's records mutex, for a thread's first
+ * read of it; the owner table's, to create a cache or registry; the writer mutexes; the caches'
+ * refill mutexes): so the readers a grace-period wait waits for can always leave. In the
+ * child the registry is usable by its one thread: add, del, activate, deactivate, synchronize,
+ * reads and destroy work; readers that other threads of the parent had inside a section are
+ * treated as having left it, and grace-period waiters that slept there as gone (those threads
+ * do not exist in the child). Do not call fork() inside a read section, or from an init or
+ * release callback: the handlers could wait for a grace period that the forking thread itself
+ * holds back.
  *
  * Signals: nothing here is async-signal-safe.
  *
  * Progress: read_lock/unlock, first/next and swf_node_object are lock-free (wait-free once the
- * thread's record exists); read_unlock makes one futex wake system call when a grace-period
+ * thread's record exists; making it, on a thread's first read, is the blocking step above);
+ * read_unlock makes one futex wake system call when a grace-period
  * waiter sleeps (see below), and none otherwise. add and del take the writer mutex; add may wait
  * for memory while active. activate, deactivate, synchronize and destroy block. Nothing blocks
  * inside a read-side section: the activation sweep leaves its section every section_bound

@@ -7,7 +7,8 @@
 # -fsanitize=thread against the installed copy through pkg-config. The program,
 # test/tsan_consumer/consumer.c, has readers walking a registry and checking each member and
 # object, writers adding and deleting members, and activation switched on and off; it runs with
-# TSAN_OPTIONS naming no suppressions, and TSan must report nothing.
+# TSAN_OPTIONS naming no suppressions, and TSan must report nothing. test/tsan_consumer/
+# consumer_urcu.c does the same over a liburcu cds_list (list_urcu.h), when liburcu is installed.
 #
 # The library comes from test/run's tsan stage (build/test-tsan) when that build is there;
 # otherwise this configures and builds the library alone in build/test-tsan-consumer.
@@ -76,4 +77,32 @@ ok $? "ThreadSanitizer reports nothing, with no suppression file ($reports repor
 [ "$reports" = 0 ] || grep -A 8 '^WARNING: ThreadSanitizer' "$tmp/run.log" | head -n 60 | sed 's/^/# /'
 [ $status = 0 ] && [[ $summary == *": OK" ]]
 ok $? "the consumer's own checks hold: members and objects seen initialised, all released (exit $status)"
+
+# The same for a liburcu (memb) program over its own cds_list: readers in rcu_read_lock
+# sections, writers adding and deleting (swf_pin_retire through call_rcu), sweeps, a
+# synchronize_rcu of its own and an rcu_barrier, annotated as list_urcu.h says.
+if ! pkg-config --exists liburcu-memb 2>/dev/null; then
+  n=$((n + 1))
+  echo "ok $n - tsan consumer over liburcu # SKIP liburcu-memb is not installed"
+  finish
+fi
+# shellcheck disable=SC2046
+cc -std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=thread -o "$tmp/consumer_urcu" \
+  test/tsan_consumer/consumer_urcu.c $(pkgconf --cflags --libs sweepfill) \
+  $(pkg-config --cflags --libs liburcu-memb) -pthread >"$tmp/cc.log" 2>&1
+r=$?
+ok $r "cc -fsanitize=thread consumer_urcu.c \$(pkg-config --cflags --libs sweepfill liburcu-memb)"
+[ $r = 0 ] || { sed 's/^/# /' "$tmp/cc.log"; finish; }
+TSAN_OPTIONS="halt_on_error=0 exitcode=66" \
+  LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+  "$tmp/consumer_urcu" --ms 500 --readers 2 --writers 2 >"$tmp/run.log" 2>&1
+status=$?
+reports=$(grep -c '^WARNING: ThreadSanitizer' "$tmp/run.log")
+summary=$(grep '^tsan consumer (urcu):' "$tmp/run.log")
+sed 's/^/# /' <<<"$summary"
+[ "$reports" = 0 ]
+ok $? "liburcu consumer: ThreadSanitizer reports nothing, with no suppression file ($reports reports)"
+[ "$reports" = 0 ] || grep -A 8 '^WARNING: ThreadSanitizer' "$tmp/run.log" | head -n 60 | sed 's/^/# /'
+[ $status = 0 ] && [[ $summary == *": OK" ]]
+ok $? "liburcu consumer's own checks hold: members and objects seen initialised, all freed (exit $status)"
 finish
