@@ -5,7 +5,8 @@
  * A thread binds to a cache (thread.h's per-thread table, indexed by the cache's handle) on its
  * first blocking call on the cache (grow, a WAIT allocation), which first prepares the thread
  * (arms its exit hook, sizes its table) and makes a thread state and magazines if the pools are
- * dry. A prepared thread also binds lock-free on a NOWAIT call or a free, from the spare pools.
+ * dry. A prepared thread also binds lock-free on a NOWAIT call or a free, from the spare pools,
+ * to a cache its table reaches: every blocking call sizes the table to the owners alive then.
  * A thread that cannot bind (never prepared, or the pools dry) uses the depot's shared path
  * (depot.c), which is O(1) per object but costs two compare-and-swaps.
  *
@@ -75,10 +76,13 @@ struct swf_tstate *swf_tstate_bind_nowait(struct swf_cache *c)
 
 struct swf_tstate *swf_tstate_bind_locked(struct swf_cache *c)
 {
+    /* Every blocking call, bound or not, makes the thread's table reach every owner alive now:
+     * its later NOWAIT calls on caches created since its last blocking call then bind too. */
+    int err = swf_tls_prepare(&c->owner);
     struct swf_tstate *ts = swf_tls_get(&c->owner);
     if (ts != NULL)
         return ts;
-    if (swf_tls_prepare(&c->owner) != 0)
+    if (err != 0)
         return NULL;
     /* Lock-free poppers may empty the pools between our refills: bounded retries. */
     for (int tries = 0; tries < 4; tries++) {

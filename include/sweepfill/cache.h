@@ -11,8 +11,9 @@
  * Structure (lib/cache_internal.h has the full argument):
  *   - a thread gets its own pair of magazines (arrays of up to SWF_CACHE_MAGAZINE free objects)
  *     for a cache at its first blocking call on that cache (swf_cache_grow - swf_cache_grow(c, 0)
- *     does only that - or a WAIT allocation), or, once it has made any blocking sweepfill call,
- *     at its first NOWAIT allocation or free when spare magazines are at hand. The common alloc
+ *     does only that - or a WAIT allocation), or, once it has made a swf_cache_grow or a WAIT
+ *     allocation (on any cache) after this cache was created, at its first NOWAIT allocation or
+ *     free when spare magazines are at hand. The common alloc
  *     and free then touch only these, with no atomic read-modify-write instruction;
  *   - a shared depot holds full, partial and empty magazines on lock-free stacks; a thread
  *     exchanges a whole magazine with it in one compare-and-swap. Threads without magazines of
@@ -78,8 +79,8 @@
  * the child as in the parent (with the copy-on-write caveat above).
  *
  * Limits: at most SWF_CACHE_MAX caches and registries (registry.h) are alive at once; a thread
- * can use any number of them (its binding table grows on its blocking calls, in 64-entry steps
- * of 16 bytes); at most SWF_CACHE_THREADS_MAX threads hold magazines of one cache at once (more
+ * can use any number of them (its binding table grows on its blocking calls to reach every cache
+ * and registry alive then, in steps of 64 entries of 40 bytes: 2.5 MiB to reach all 65,536); at most SWF_CACHE_THREADS_MAX threads hold magazines of one cache at once (more
  * use the shared pairs and the depot).
  *
  * Not offered, on purpose: realloc (objects have one size), per-object destructors (the cache
@@ -167,8 +168,9 @@ enum swf_huge_pages {
 /*
  * Failure injection, modelled on the kernel's failslab. It applies to SWF_NOWAIT allocations
  * only. Each NOWAIT call is numbered k = 0, 1, 2, ... per thread and cache from the moment the
- * settings were set (threads that have not made a blocking sweepfill call yet share one
- * numbering per cache); call k fails when all hold:
+ * settings were set (a thread that has made no swf_cache_grow or WAIT allocation, on any cache,
+ * since the cache was created may share one numbering per cache with other such threads); call k
+ * fails when all hold:
  *   - times is not 0 (times < 0: no limit; each injected failure decrements a positive times),
  *   - interval <= 1, or k % interval == interval - 1 (every interval-th call is a candidate),
  *   - a pseudo-random draw from (seed, k) is below probability (0 .. 100 percent).
