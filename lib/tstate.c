@@ -128,10 +128,12 @@ static bool claim(struct swf_tstate *ts, bool wait)
 }
 
 /* A shared state for this call: the first free one from a place that depends on the thread, so
- * that threads spread over them. NULL when all are taken at this moment. */
+ * that threads spread over them. NULL when all are taken at this moment. The place is a mix of
+ * the address of the thread's TLS block: those of threads other than the first differ by whole
+ * pages (and their stacks' sizes), so the address's own low bits would send them all to one. */
 static struct swf_tstate *claim_shared(struct swf_cache *c)
 {
-    unsigned start = (unsigned)((uintptr_t)&swf_tls_self >> 6);
+    unsigned start = (unsigned)(swf_mix64((uintptr_t)&swf_tls_self) >> 32);
     for (unsigned i = 0; i < SHARED_STATES; i++) {
         struct swf_tstate *ts = c->shared[(start + i) % SHARED_STATES];
         if (claim(ts, false))
