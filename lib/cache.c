@@ -360,7 +360,8 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     struct swf_tstate *ts = swf_tstate_bind_locked(c);
     swf_pools_replenish(c);
     uint64_t have = reachable_objects(c, ts);
-    if (have < n && (err = swf_map_objects(c, (size_t)(n - have))) != 0)
+    if (have < n && ((err = swf_map_check(c, (size_t)(n - have))) != 0 ||
+                     (err = swf_map_objects(c, (size_t)(n - have))) != 0))
         why = c->map_why;
     swf_pools_replenish(c);
     pthread_mutex_unlock(&c->refill_lock);
@@ -517,7 +518,9 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
         swf_pools_replenish(c);
         err = swf_shared_states_make(c);
     }
-    if (err == 0 && cfg->prefill > 0 && (err = swf_map_objects(c, cfg->prefill)) != 0)
+    if (err == 0 && cfg->prefill > 0 &&
+        ((err = swf_map_check(c, cfg->prefill)) != 0 ||
+         (err = swf_map_objects(c, cfg->prefill)) != 0))
         why = c->map_why;
     pthread_mutex_unlock(&c->refill_lock);
     if (err == 0 && (err = swf_tls_owner_register(&c->owner)) != 0)

@@ -320,10 +320,15 @@ char *swf_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, i
 bool swf_thp_available(void);
 
 /* Map up to `want` new objects (at least one unless the limit forbids), with their magazines
- * taken before any memory is mapped, and put them on the depot. 0 when all `want` were added;
+ * taken before any memory is mapped, and put them on the depot, in chunks of at most 64 MiB. 0 when all `want` were added;
  * ENOMEM (limit, system, tables) or mlock's error otherwise, having mapped only memory that
  * became ready objects, with the reason in c->map_why. refill_lock held. */
 int swf_map_objects(struct swf_cache *c, size_t want);
+
+/* Whether `want` more objects could ever be mapped: 0, or ENOMEM at once (the limit, the
+ * magazine table, physical memory or RLIMIT_AS forbids it) with the reason in c->map_why.
+ * refill_lock held. */
+int swf_map_check(struct swf_cache *c, size_t want);
 
 /* Unmap every chunk (destroy). */
 void swf_chunks_free(struct swf_cache *c);

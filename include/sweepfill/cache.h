@@ -230,9 +230,10 @@ struct swf_cache_stats {
  * Returns EINVAL: cfg or out NULL, object_size 0 or above SWF_CACHE_OBJECT_MAX, align not a power
  * of two or above SWF_CACHE_ALIGN_MAX, limit below prefill, lock_memory not 0 or 1, huge_pages
  * not an enum swf_huge_pages value, grow_threads above SWF_CACHE_GROW_THREADS_MAX, reserved not
- * zero, or a malformed SWF_FAILSLAB; ENOMEM: the system refused memory; EPERM: lock_memory and
- * mlock was refused; ENOTSUP: huge_pages is SWF_HUGE_PAGES_REQUIRED and the system has
- * transparent huge pages off; EAGAIN: SWF_CACHE_MAX caches and registries are alive.
+ * zero, or a malformed SWF_FAILSLAB; ENOMEM: the system refused memory, or prefill can never be
+ * had (as for swf_cache_grow); EPERM: lock_memory and mlock was refused; ENOTSUP: huge_pages is
+ * SWF_HUGE_PAGES_REQUIRED and the system has transparent huge pages off; EAGAIN: SWF_CACHE_MAX
+ * caches and registries are alive.
  */
 SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out);
 
@@ -294,10 +295,14 @@ SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
  * objects that all become ready; none is mapped that the cache cannot hold.
  * With grow_threads > 1, a mapping of more than 16 MiB is prepared by that many threads at once
  * (the calling thread and grow_threads - 1 it starts and joins before returning).
+ * A count that can never be had - beyond what the limit or the magazine table still allows, or
+ * more bytes (objects and magazines) than physical memory or RLIMIT_AS - fails at once, mapping
+ * nothing; otherwise memory is mapped in steps of at most 64 MiB, and a failure part-way keeps the
+ * steps before it ready.
  * Blocking. Returns 0; EINVAL if c is NULL; ENOMEM if the system, the limit or the magazine table
- * (4M magazines: 251M free objects) stopped it short, or no memory was left for the thread's
- * magazines, or huge pages were required and none were had (what was mapped stays ready); EPERM:
- * lock_memory and mlock was refused.
+ * (4M magazines: 251M free objects) stopped it short or would have, or no memory was left for the
+ * thread's magazines, or huge pages were required and none were had (what was mapped stays
+ * ready); EPERM: lock_memory and mlock was refused.
  */
 SWF_API int swf_cache_grow(struct swf_cache *c, size_t n);
 
