@@ -514,14 +514,13 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
          swf_dmap_init(c) != 0))
         err = ENOMEM;
     pthread_mutex_lock(&c->refill_lock);
-    if (err == 0) {
+    /* Tables and shared states wait for the first use (swf_cache_first_use); a prefill is one. */
+    if (err == 0 && cfg->prefill > 0 && (err = swf_cache_first_use(c)) == 0) {
         swf_pools_replenish(c);
-        err = swf_shared_states_make(c);
+        if ((err = swf_map_check(c, cfg->prefill)) != 0 ||
+            (err = swf_map_objects(c, cfg->prefill)) != 0)
+            why = c->map_why;
     }
-    if (err == 0 && cfg->prefill > 0 &&
-        ((err = swf_map_check(c, cfg->prefill)) != 0 ||
-         (err = swf_map_objects(c, cfg->prefill)) != 0))
-        why = c->map_why;
     pthread_mutex_unlock(&c->refill_lock);
     if (err == 0 && (err = swf_tls_owner_register(&c->owner)) != 0)
         why = "SWF_CACHE_MAX caches and registries are alive";

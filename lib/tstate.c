@@ -34,6 +34,7 @@ static int make_tstates(struct swf_cache *c)
 
 void swf_pools_replenish(struct swf_cache *c)
 {
+    (void)swf_cache_first_use(c); /* best effort, as the rest */
     swf_mags_reserve(c, SPARE_EMPTY_MAGS);
     if (swf_istack_empty(&c->ts_free))
         (void)make_tstates(c);
@@ -95,21 +96,46 @@ struct swf_tstate *swf_tstate_bind_locked(struct swf_cache *c)
     return swf_tstate_bind_nowait(c);
 }
 
-int swf_shared_states_make(struct swf_cache *c)
+int swf_cache_first_use(struct swf_cache *c)
 {
-    for (int i = 0; i < SHARED_STATES; i++) {
+    if (swf_load_relaxed_32(&c->x_shared_made))
+        return 0;
+    swf_mags_reserve(c, SPARE_EMPTY_MAGS + 2 * SHARED_STATES);
+    struct swf_tstate *made[SHARED_STATES];
+    int n = 0;
+    for (; n < SHARED_STATES; n++) {
         if (swf_istack_empty(&c->ts_free) && make_tstates(c) != 0)
-            return ENOMEM;
+            break;
         swf_mags_reserve(c, 2);
         uint32_t k = swf_istack_pop(&c->ts_free, &c->tstates);
         struct swf_mag *loaded = swf_depot_get_empty(c);
         struct swf_mag *prev = loaded ? swf_depot_get_empty(c) : NULL;
-        if (k == UINT32_MAX || prev == NULL)
-            return ENOMEM; /* create frees everything it made */
-        c->shared[i] = swf_itable_node(&c->tstates, k);
-        swf_ts_set(c->shared[i], loaded, prev);
+        if (k == UINT32_MAX || prev == NULL) {
+            if (loaded != NULL)
+                swf_depot_put(c, loaded);
+            if (k != UINT32_MAX)
+                swf_istack_push(&c->ts_free, &c->tstates, k);
+            break;
+        }
+        made[n] = swf_itable_node(&c->tstates, k);
+        swf_ts_set(made[n], loaded, prev);
     }
+    if (n < SHARED_STATES) { /* all or none: give back what was made */
+        while (n > 0)
+            swf_tstate_release(c, made[--n]);
+        return ENOMEM;
+    }
+    for (int i = 0; i < SHARED_STATES; i++)
+        c->shared[i] = made[i];
+    /* Release: a NOWAIT call that acquires the flag sees the states and their magazines. */
+    swf_store_release_32(&c->x_shared_made, 1);
     return 0;
+}
+
+/* Whether the shared states exist (the cache was used). Acquire: see swf_cache_first_use. */
+static bool shared_made(struct swf_cache *c)
+{
+    return swf_load_acquire_32(&c->x_shared_made) != 0;
 }
 
 /* Claim ts for this call; with `wait`, until its current claimer (one call long) lets go.
@@ -133,6 +159,8 @@ static bool claim(struct swf_tstate *ts, bool wait)
  * pages (and their stacks' sizes), so the address's own low bits would send them all to one. */
 static struct swf_tstate *claim_shared(struct swf_cache *c)
 {
+    if (!shared_made(c))
+        return NULL;
     unsigned start = (unsigned)(swf_mix64((uintptr_t)&swf_tls_self) >> 32);
     for (unsigned i = 0; i < SHARED_STATES; i++) {
         struct swf_tstate *ts = c->shared[(start + i) % SHARED_STATES];
@@ -144,6 +172,8 @@ static struct swf_tstate *claim_shared(struct swf_cache *c)
 
 void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait)
 {
+    if (!shared_made(c))
+        return NULL;
     for (unsigned i = 0; i < SHARED_STATES; i++) {
         struct swf_tstate *ts = c->shared[i];
         if (ts == held || !claim(ts, wait))
