@@ -56,13 +56,17 @@ static void *alloc_wait(struct swf_cache *c)
     int err = 0;
     const char *why = NULL;
     if (obj == NULL) /* what threads without a state of their own freed, before new memory */
-        obj = swf_shared_take(c, NULL, true);
+        obj = swf_shared_take(c, NULL, false);
     if (obj == NULL) {
         err = swf_map_objects(c, wait_batch(c)); /* a partial success still serves this call */
         why = c->map_why;
         obj = take(c, ts);
     }
     pthread_mutex_unlock(&c->refill_lock);
+    /* No memory to be had: the shared pairs that were in use a moment ago, waited for now that
+     * the refill lock is free (their claimers may need to run first). */
+    if (obj == NULL)
+        obj = swf_shared_take(c, NULL, true);
     if (obj == NULL) {
         swf_fetch_add_relaxed_64(&c->x_fails_wait, 1);
         return swf_fail_null("swf_cache_alloc", ENOMEM,

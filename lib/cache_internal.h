@@ -281,8 +281,9 @@ struct swf_tstate *swf_tstate_for_call(struct swf_cache *c, bool *claimed);
 /* An object from any shared state but `held` (the one the caller holds, or NULL): where an
  * allocation looks before it gives up (NOWAIT) or maps memory (WAIT), so that objects freed by
  * threads without a state of their own are never stranded there. Without `wait`, lock-free and
- * NULL when none has one or all are taken at this moment; with `wait` (WAIT only), it waits out
- * each state's current claimer, so NULL means none had one. */
+ * NULL when none has one or all are taken at this moment; with `wait` (WAIT only, after mapping
+ * failed, never under refill_lock), it waits out each state's current claimer in short sleeps,
+ * so NULL means none had one. */
 void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait);
 
 static inline void swf_tstate_done(struct swf_tstate *ts, bool claimed)

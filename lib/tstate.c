@@ -17,7 +17,7 @@
 #include "cache_internal.h"
 
 #include <errno.h>
-#include <sched.h>
+#include <time.h>
 
 static int make_tstates(struct swf_cache *c)
 {
@@ -149,7 +149,10 @@ static bool claim(struct swf_tstate *ts, bool wait)
             return true;
         if (!wait || swf_load_relaxed_32(&ts->x_claim) == CLAIM_ABANDONED)
             return false;
-        sched_yield(); /* WAIT blocks anyway; the claimer may be preempted */
+        /* Sleep, not spin: the claimer may be a preempted thread of lower priority on this CPU,
+         * which a SCHED_FIFO waiter that only yielded would never let run. Nothing wakes us (the
+         * claimer's NOWAIT call makes no system call), so the sleep is short; no lock is held. */
+        nanosleep(&(struct timespec){.tv_nsec = 50 * 1000}, NULL);
     }
 }
 

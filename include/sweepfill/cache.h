@@ -25,7 +25,9 @@
  * Objects cached in another thread's magazines, or being moved by another thread at that
  * moment, are not available to this thread until that thread frees enough to fill a magazine,
  * calls swf_cache_flush(), or exits. Objects left in the shared pairs are: a NOWAIT allocation
- * looks there before it fails, a WAIT allocation before it maps memory. A move holds up to a
+ * looks there before it fails; a WAIT allocation looks in the pairs not in use at that moment
+ * before it maps memory, and, when no memory is to be had, waits for those in use (sleeping, with
+ * no lock held, so a claimer of lower priority can finish) before it fails. A move holds up to a
  * magazine's worth (SWF_CACHE_MAGAZINE objects) for a few instructions; a thread preempted in
  * the middle of one keeps them out of reach until it runs again. So with many more runnable
  * threads than cores, threads without magazines of their own (which move objects through the
