@@ -332,7 +332,7 @@ bool swf_thp_available(void);
 int swf_map_objects(struct swf_cache *c, size_t want);
 
 /* Whether `want` more objects could ever be mapped: 0, or ENOMEM at once (the limit, the
- * magazine table, physical memory or RLIMIT_AS forbids it) with the reason in c->map_why.
+ * magazine table, memory and swap, or RLIMIT_AS forbids it) with the reason in c->map_why.
  * refill_lock held. */
 int swf_map_check(struct swf_cache *c, size_t want);
 

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
@@ -308,11 +309,13 @@ static uint64_t table_room(struct swf_cache *c)
     return (most - made + swf_load_relaxed_64(&c->x_empty_mags)) * MAG_CAP;
 }
 
-/* The most bytes one process can have: physical memory, and RLIMIT_AS when it is lower. */
+/* The most bytes one process can have: physical memory and swap, and RLIMIT_AS when lower. */
 static uint64_t memory_ceiling(void)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    uint64_t most = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
+    struct sysinfo si;
+    uint64_t most = UINT64_MAX;
+    if (sysinfo(&si) == 0 && si.totalram > 0)
+        most = ((uint64_t)si.totalram + si.totalswap) * (si.mem_unit ? si.mem_unit : 1);
     struct rlimit as;
     if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY && as.rlim_cur < most)
         most = as.rlim_cur;
@@ -334,7 +337,7 @@ int swf_map_check(struct swf_cache *c, size_t want)
     /* The objects, and a magazine per MAG_CAP of them. */
     uint64_t bytes = (uint64_t)want * c->stride + (uint64_t)want / MAG_CAP * sizeof(struct swf_mag);
     if (bytes / c->stride < want || bytes > memory_ceiling()) {
-        c->map_why = "n objects need more memory than the system has (physical or RLIMIT_AS)";
+        c->map_why = "n objects need more memory than the system has (RAM and swap, or RLIMIT_AS)";
         return ENOMEM;
     }
     return 0;

@@ -308,7 +308,7 @@ SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
  * With grow_threads > 1, a mapping of more than 16 MiB is prepared by that many threads at once
  * (the calling thread and grow_threads - 1 it starts and joins before returning).
  * A count that can never be had - beyond what the limit or the magazine table still allows, or
- * more bytes (objects and magazines) than physical memory or RLIMIT_AS - fails at once, mapping
+ * more bytes (objects and magazines) than memory and swap or RLIMIT_AS - fails at once, mapping
  * nothing; otherwise memory is mapped in steps of at most 64 MiB, and a failure part-way keeps the
  * steps before it ready.
  * Blocking. Returns 0; EINVAL if c is NULL; ENOMEM if the system, the limit or the magazine table
