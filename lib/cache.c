@@ -56,13 +56,17 @@ static void *alloc_wait(struct swf_cache *c)
     int err = 0;
     const char *why = NULL;
     if (obj == NULL) /* what threads without a state of their own freed, before new memory */
-        obj = swf_shared_take(c, NULL, true);
+        obj = swf_shared_take(c, NULL, false);
     if (obj == NULL) {
         err = swf_map_objects(c, wait_batch(c)); /* a partial success still serves this call */
         why = c->map_why;
         obj = take(c, ts);
     }
     pthread_mutex_unlock(&c->refill_lock);
+    /* No memory to be had: the shared pairs that were in use a moment ago, waited for now that
+     * the refill lock is free (their claimers may need to run first). */
+    if (obj == NULL)
+        obj = swf_shared_take(c, NULL, true);
     if (obj == NULL) {
         swf_fetch_add_relaxed_64(&c->x_fails_wait, 1);
         return swf_fail_null("swf_cache_alloc", ENOMEM,
@@ -360,7 +364,8 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     struct swf_tstate *ts = swf_tstate_bind_locked(c);
     swf_pools_replenish(c);
     uint64_t have = reachable_objects(c, ts);
-    if (have < n && (err = swf_map_objects(c, (size_t)(n - have))) != 0)
+    if (have < n && ((err = swf_map_check(c, (size_t)(n - have))) != 0 ||
+                     (err = swf_map_objects(c, (size_t)(n - have))) != 0))
         why = c->map_why;
     swf_pools_replenish(c);
     pthread_mutex_unlock(&c->refill_lock);
@@ -513,12 +518,13 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
          swf_dmap_init(c) != 0))
         err = ENOMEM;
     pthread_mutex_lock(&c->refill_lock);
-    if (err == 0) {
+    /* Tables and shared states wait for the first use (swf_cache_first_use); a prefill is one. */
+    if (err == 0 && cfg->prefill > 0 && (err = swf_cache_first_use(c)) == 0) {
         swf_pools_replenish(c);
-        err = swf_shared_states_make(c);
+        if ((err = swf_map_check(c, cfg->prefill)) != 0 ||
+            (err = swf_map_objects(c, cfg->prefill)) != 0)
+            why = c->map_why;
     }
-    if (err == 0 && cfg->prefill > 0 && (err = swf_map_objects(c, cfg->prefill)) != 0)
-        why = c->map_why;
     pthread_mutex_unlock(&c->refill_lock);
     if (err == 0 && (err = swf_tls_owner_register(&c->owner)) != 0)
         why = "SWF_CACHE_MAX caches and registries are alive";

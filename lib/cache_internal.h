@@ -33,6 +33,8 @@
  *
  * The blocking paths (WAIT, grow, set_limit, set_failslab, binding a thread on one of them)
  * serialise on refill_lock: mapping memory and growing tables happen there and nowhere else.
+ * A cache makes its tables, shared states and spare magazines at its first use on one of them
+ * (swf_cache_first_use), not at create: a cache that is never used costs its struct alone.
  */
 #ifndef SWF_LIB_CACHE_INTERNAL_H
 #define SWF_LIB_CACHE_INTERNAL_H
@@ -53,9 +55,9 @@
 #include "util.h"
 
 #define MAG_CAP         SWF_CACHE_MAGAZINE
-#define MAG_BLOCK_SHIFT 8        /* 256 magazines (130 KiB) per table block */
+#define MAG_BLOCK_SHIFT 6        /* 64 magazines (33 KiB) per table block */
 #ifndef SWF_MAG_BLOCKS_MAX       /* a test build lowers it (test/cache_limits.c) */
-#define SWF_MAG_BLOCKS_MAX 16384 /* 4M magazines: 251M free objects at most */
+#define SWF_MAG_BLOCKS_MAX 65536 /* 4M magazines: 251M free objects at most */
 #endif
 #define MAG_BLOCKS_MAX   SWF_MAG_BLOCKS_MAX
 #define TS_BLOCK_SHIFT   6     /* 64 thread states per block */
@@ -160,7 +162,8 @@ struct swf_cache {
 
     struct swf_itable mags;
     struct swf_itable tstates;
-    struct swf_tstate *shared[SHARED_STATES]; /* made at create, never bound to a thread */
+    struct swf_tstate *shared[SHARED_STATES]; /* made on first use, never bound to a thread */
+    uint32_t x_shared_made; /* release-stored once shared[] is filled (refill_lock held) */
 
     pthread_mutex_t refill_lock;
     /* Written under refill_lock; the x_ ones are also read by stats. */
@@ -265,8 +268,10 @@ struct swf_tstate *swf_tstate_bind_nowait(struct swf_cache *c);
  * needed (refill_lock held; allocates). NULL only when memory or the tables ran out. */
 struct swf_tstate *swf_tstate_bind_locked(struct swf_cache *c);
 
-/* Make the shared states (create, refill_lock held). 0 or ENOMEM. */
-int swf_shared_states_make(struct swf_cache *c);
+/* The cache's first use (a blocking path, refill_lock held): make the shared states and the
+ * first magazines, unless they were made. 0 or ENOMEM (nothing made; the next use tries again).
+ * Until then the cache holds no table block, and NOWAIT finds nothing (EAGAIN). */
+int swf_cache_first_use(struct swf_cache *c);
 
 /* The thread state a lock-free call works on: the calling thread's own (bound now if it can be),
  * else a shared state claimed for this call (*claimed set: give it back with swf_tstate_done),
@@ -276,8 +281,9 @@ struct swf_tstate *swf_tstate_for_call(struct swf_cache *c, bool *claimed);
 /* An object from any shared state but `held` (the one the caller holds, or NULL): where an
  * allocation looks before it gives up (NOWAIT) or maps memory (WAIT), so that objects freed by
  * threads without a state of their own are never stranded there. Without `wait`, lock-free and
- * NULL when none has one or all are taken at this moment; with `wait` (WAIT only), it waits out
- * each state's current claimer, so NULL means none had one. */
+ * NULL when none has one or all are taken at this moment; with `wait` (WAIT only, after mapping
+ * failed, never under refill_lock), it waits out each state's current claimer in short sleeps,
+ * so NULL means none had one. */
 void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait);
 
 static inline void swf_tstate_done(struct swf_tstate *ts, bool claimed)
@@ -320,10 +326,15 @@ char *swf_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, i
 bool swf_thp_available(void);
 
 /* Map up to `want` new objects (at least one unless the limit forbids), with their magazines
- * taken before any memory is mapped, and put them on the depot. 0 when all `want` were added;
- * ENOMEM (limit, system, tables) or mlock's error otherwise, having mapped only memory that
- * became ready objects, with the reason in c->map_why. refill_lock held. */
+ * taken before any memory is mapped, and put them on the depot, in chunks of at most 64 MiB. 0 when
+ * all `want` were added; ENOMEM (limit, system, tables) or mlock's error otherwise, having mapped
+ * only memory that became ready objects, with the reason in c->map_why. refill_lock held. */
 int swf_map_objects(struct swf_cache *c, size_t want);
+
+/* Whether `want` more objects could ever be mapped: 0, or ENOMEM at once (the limit, the
+ * magazine table, memory and swap, or RLIMIT_AS forbids it) with the reason in c->map_why.
+ * refill_lock held. */
+int swf_map_check(struct swf_cache *c, size_t want);
 
 /* Unmap every chunk (destroy). */
 void swf_chunks_free(struct swf_cache *c);

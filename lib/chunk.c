@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
@@ -32,6 +34,7 @@
 #define HUGE_PAGE        ((size_t)2 << 20)
 #define HUGE_MIN_BYTES   ((size_t)8 << 20)  /* AUTO: chunks this large get huge pages */
 #define PARALLEL_MIN     ((size_t)16 << 20) /* grow_threads: split only larger chunks */
+#define GROW_STEP_BYTES  ((size_t)64 << 20) /* swf_map_objects maps at most this at once */
 #define THP_ENABLED_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
 
 void swf_prefault(void *p, size_t len)
@@ -69,7 +72,7 @@ static int populate(char *base, size_t bytes)
     if (madvise(base, bytes, MADV_POPULATE_WRITE) == 0)
         return 0;
     if (errno != EINVAL)
-        return ENOMEM; /* the kernel could not back it: a touch would only be killed for it */
+        return ENOMEM;  /* the kernel could not back it: a touch would only be killed for it */
     touch(base, bytes); /* a kernel before 5.14 */
     return 0;
 }
@@ -233,7 +236,8 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
     return ch;
 }
 
-int swf_map_objects(struct swf_cache *c, size_t want)
+/* One step of swf_map_objects: one chunk of up to `want` objects. */
+static int map_step(struct swf_cache *c, size_t want)
 {
     size_t allowed = allowed_by_limit(c, want);
     c->map_why = "the cache's limit is reached";
@@ -277,6 +281,66 @@ int swf_map_objects(struct swf_cache *c, size_t want)
     if (short_of_mags)
         c->map_why = "the magazine table is full (4M magazines)";
     return placed >= want ? 0 : ENOMEM;
+}
+
+int swf_map_objects(struct swf_cache *c, size_t want)
+{
+    /* In steps, so that a failure part-way comes after at most one step's work and leaves the
+     * steps before it mapped and ready. */
+    size_t step = GROW_STEP_BYTES / c->stride ? GROW_STEP_BYTES / c->stride : 1;
+    uint64_t start = swf_load_relaxed_64(&c->x_capacity);
+    for (;;) {
+        uint64_t placed = swf_load_relaxed_64(&c->x_capacity) - start;
+        if (placed >= want)
+            return 0;
+        int err = map_step(c, want - placed < step ? (size_t)(want - placed) : step);
+        if (err != 0)
+            return err;
+    }
+}
+
+/* The objects the magazine table can still take: its unmade magazines and its empty ones. */
+static uint64_t table_room(struct swf_cache *c)
+{
+    uint64_t most = (uint64_t)MAG_BLOCKS_MAX << MAG_BLOCK_SHIFT;
+    if (most > SWF_ISTACK_NODES_MAX)
+        most = SWF_ISTACK_NODES_MAX;
+    uint64_t made = swf_load_relaxed_32(&c->mags.x_count);
+    return (most - made + swf_load_relaxed_64(&c->x_empty_mags)) * MAG_CAP;
+}
+
+/* The most bytes one process can have: physical memory and swap, and RLIMIT_AS when lower. */
+static uint64_t memory_ceiling(void)
+{
+    struct sysinfo si;
+    uint64_t most = UINT64_MAX;
+    if (sysinfo(&si) == 0 && si.totalram > 0)
+        most = ((uint64_t)si.totalram + si.totalswap) * (si.mem_unit ? si.mem_unit : 1);
+    struct rlimit as;
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY && as.rlim_cur < most)
+        most = as.rlim_cur;
+    return most;
+}
+
+int swf_map_check(struct swf_cache *c, size_t want)
+{
+    uint64_t limit = swf_load_relaxed_64(&c->x_limit);
+    uint64_t capacity = swf_load_relaxed_64(&c->x_capacity);
+    if (limit != 0 && (capacity >= limit || want > limit - capacity)) {
+        c->map_why = "n is beyond what the cache's limit allows";
+        return ENOMEM;
+    }
+    if (want > table_room(c)) {
+        c->map_why = "n is beyond what the magazine table can still hold";
+        return ENOMEM;
+    }
+    /* The objects, and a magazine per MAG_CAP of them. */
+    uint64_t bytes = (uint64_t)want * c->stride + (uint64_t)want / MAG_CAP * sizeof(struct swf_mag);
+    if (bytes / c->stride < want || bytes > memory_ceiling()) {
+        c->map_why = "n objects need more memory than the system has (RAM and swap, or RLIMIT_AS)";
+        return ENOMEM;
+    }
+    return 0;
 }
 
 void swf_chunks_free(struct swf_cache *c)

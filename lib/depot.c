@@ -6,7 +6,7 @@
  * a state takes or puts single objects through a partial magazine: one pop and one push, O(1)
  * per object, so such threads never walk a list.
  *
- * Magazines are made only on the blocking paths (refill_lock held), in blocks of 256, and live
+ * Magazines are made only on the blocking paths (refill_lock held), in blocks of 64, and live
  * until the cache is destroyed.
  */
 #include "cache_internal.h"

@@ -9,12 +9,11 @@
 
 int swf_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks)
 {
-    t->x_blocks = calloc(max_blocks, sizeof(void *));
-    if (t->x_blocks == NULL)
-        return ENOMEM;
+    t->x_blocks = NULL;
     t->x_count = 0;
     t->shift = shift;
     t->max_blocks = max_blocks;
+    t->dir_cap = 0;
     t->node_size = node_size;
     return 0;
 }
@@ -24,15 +23,42 @@ void swf_itable_fini(struct swf_itable *t)
     uint32_t count = swf_load_relaxed_32(&t->x_count);
     for (uint32_t b = 0; b < (count >> t->shift); b++)
         free(t->x_blocks[b]);
-    free(t->x_blocks);
+    for (void **dir = t->x_blocks ? t->x_blocks - 1 : NULL; dir != NULL;) {
+        void **older = dir[0];
+        free(dir);
+        dir = older;
+    }
     t->x_blocks = NULL;
+    t->dir_cap = 0;
+}
+
+/* Make the directory hold at least `blocks` entries: a copy twice as large (8 entries at
+ * first, at most max_blocks), published with a release store. 0 or ENOMEM. */
+static int dir_reserve(struct swf_itable *t, uint32_t blocks)
+{
+    if (blocks <= t->dir_cap)
+        return 0;
+    uint32_t cap = t->dir_cap ? t->dir_cap * 2 : 8;
+    if (cap > t->max_blocks)
+        cap = t->max_blocks;
+    /* Entry -1 links the directory this one replaces; every byte written (readers only read). */
+    void **mem = calloc((size_t)cap + 1, sizeof(void *));
+    if (mem == NULL)
+        return ENOMEM;
+    mem[0] = t->x_blocks ? t->x_blocks - 1 : NULL;
+    if (t->dir_cap > 0)
+        memcpy(mem + 1, t->x_blocks, t->dir_cap * sizeof(void *));
+    swf_store_release_ptr((void **)&t->x_blocks, mem + 1);
+    t->dir_cap = cap;
+    return 0;
 }
 
 uint32_t swf_itable_grow(struct swf_itable *t)
 {
     uint32_t count = swf_load_relaxed_32(&t->x_count);
     uint32_t b = count >> t->shift;
-    if (b >= t->max_blocks || count + (1u << t->shift) > SWF_ISTACK_NODES_MAX)
+    if (b >= t->max_blocks || count + (1u << t->shift) > SWF_ISTACK_NODES_MAX ||
+        dir_reserve(t, b + 1) != 0)
         return UINT32_MAX;
     size_t bytes = t->node_size << t->shift;
     void *block;

@@ -15,7 +15,11 @@
  * Nodes live in a two-level table: block i holds nodes [i << shift, (i + 1) << shift). Blocks are
  * added under the owner's mutex and published with a release store of the node count; a node's
  * index reaches another thread only through a stack (release CAS, acquire load), which orders
- * the block pointer store before any use of the index.
+ * the block pointer store before any use of the index. The directory of block pointers starts
+ * empty and doubles as blocks are added (the first grow makes it): a table that is never used
+ * costs nothing, and a small one little. A larger directory is a copy published with a release
+ * store, and the old ones stay allocated until the table is freed, so that a thread still
+ * reading an old one reads valid block pointers there.
  *
  * Every node starts with `uint32_t x_next`: the index + 1 of the node below it (0 = none).
  */
@@ -28,17 +32,20 @@
 #include "atomic.h"
 
 struct swf_itable {
-    void **x_blocks;  /* max_blocks block pointers; written under the owner's mutex */
+    void **x_blocks;  /* the directory: dir_cap block pointers, NULL before the first grow;
+                         replaced (release) under the owner's mutex; entry -1 links the one
+                         it replaced */
     uint32_t x_count; /* nodes created; release-stored after their block is in x_blocks */
     uint32_t shift;   /* log2 of nodes per block */
     uint32_t max_blocks;
+    uint32_t dir_cap; /* entries in the directory (the owner's mutex) */
     size_t node_size;
 };
 
 #define SWF_ISTACK_INDEX_BITS 24
-#define SWF_ISTACK_NODES_MAX   ((UINT32_C(1) << SWF_ISTACK_INDEX_BITS) - 1)
-#define SWF_ISTACK_INDEX_MASK  ((UINT64_C(1) << SWF_ISTACK_INDEX_BITS) - 1)
-#define SWF_ISTACK_TAG_ONE     (UINT64_C(1) << SWF_ISTACK_INDEX_BITS)
+#define SWF_ISTACK_NODES_MAX  ((UINT32_C(1) << SWF_ISTACK_INDEX_BITS) - 1)
+#define SWF_ISTACK_INDEX_MASK ((UINT64_C(1) << SWF_ISTACK_INDEX_BITS) - 1)
+#define SWF_ISTACK_TAG_ONE    (UINT64_C(1) << SWF_ISTACK_INDEX_BITS)
 
 struct swf_istack {
     uint64_t x_head; /* tag << 24 | (index + 1); index part 0 = empty */
@@ -46,9 +53,11 @@ struct swf_istack {
 
 static inline void *swf_itable_node(const struct swf_itable *t, uint32_t index)
 {
-    /* Pairs with the release store of x_blocks[i] in swf_itable_grow: the index came to us
-     * through a stack whose release CAS was ordered after that store. */
-    char *block = (char *)swf_load_relaxed_ptr(&t->x_blocks[index >> t->shift]);
+    /* The index came to us through a stack whose release CAS was ordered after the stores of
+     * its block's pointer and of a directory holding it: we see that directory or a later copy,
+     * whose entries the acquire makes visible. */
+    void **dir = (void **)swf_load_acquire_ptr((void *const *)&t->x_blocks);
+    char *block = (char *)swf_load_relaxed_ptr(&dir[index >> t->shift]);
     return block + (size_t)(index & ((1u << t->shift) - 1)) * t->node_size;
 }
 
@@ -94,6 +103,7 @@ static inline int swf_istack_empty(const struct swf_istack *s)
  * mutex. Returns the index of the first new node, or UINT32_MAX if the table is full (max_blocks,
  * or SWF_ISTACK_NODES_MAX nodes) or memory ran out. */
 uint32_t swf_itable_grow(struct swf_itable *t);
+/* An empty table (allocates nothing: the first grow makes the directory). Returns 0. */
 int swf_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks);
 void swf_itable_fini(struct swf_itable *t);
 

@@ -5,7 +5,8 @@
  * A thread binds to a cache (thread.h's per-thread table, indexed by the cache's handle) on its
  * first blocking call on the cache (grow, a WAIT allocation), which first prepares the thread
  * (arms its exit hook, sizes its table) and makes a thread state and magazines if the pools are
- * dry. A prepared thread also binds lock-free on a NOWAIT call or a free, from the spare pools.
+ * dry. A prepared thread also binds lock-free on a NOWAIT call or a free, from the spare pools,
+ * to a cache its table reaches: every blocking call sizes the table to the owners alive then.
  * A thread that cannot bind (never prepared, or the pools dry) uses the depot's shared path
  * (depot.c), which is O(1) per object but costs two compare-and-swaps.
  *
@@ -16,7 +17,7 @@
 #include "cache_internal.h"
 
 #include <errno.h>
-#include <sched.h>
+#include <time.h>
 
 static int make_tstates(struct swf_cache *c)
 {
@@ -33,6 +34,7 @@ static int make_tstates(struct swf_cache *c)
 
 void swf_pools_replenish(struct swf_cache *c)
 {
+    (void)swf_cache_first_use(c); /* best effort, as the rest */
     swf_mags_reserve(c, SPARE_EMPTY_MAGS);
     if (swf_istack_empty(&c->ts_free))
         (void)make_tstates(c);
@@ -75,10 +77,13 @@ struct swf_tstate *swf_tstate_bind_nowait(struct swf_cache *c)
 
 struct swf_tstate *swf_tstate_bind_locked(struct swf_cache *c)
 {
+    /* Every blocking call, bound or not, makes the thread's table reach every owner alive now:
+     * its later NOWAIT calls on caches created since its last blocking call then bind too. */
+    int err = swf_tls_prepare(&c->owner);
     struct swf_tstate *ts = swf_tls_get(&c->owner);
     if (ts != NULL)
         return ts;
-    if (swf_tls_prepare(&c->owner) != 0)
+    if (err != 0)
         return NULL;
     /* Lock-free poppers may empty the pools between our refills: bounded retries. */
     for (int tries = 0; tries < 4; tries++) {
@@ -91,21 +96,46 @@ struct swf_tstate *swf_tstate_bind_locked(struct swf_cache *c)
     return swf_tstate_bind_nowait(c);
 }
 
-int swf_shared_states_make(struct swf_cache *c)
+int swf_cache_first_use(struct swf_cache *c)
 {
-    for (int i = 0; i < SHARED_STATES; i++) {
+    if (swf_load_relaxed_32(&c->x_shared_made))
+        return 0;
+    swf_mags_reserve(c, SPARE_EMPTY_MAGS + 2 * SHARED_STATES);
+    struct swf_tstate *made[SHARED_STATES];
+    int n = 0;
+    for (; n < SHARED_STATES; n++) {
         if (swf_istack_empty(&c->ts_free) && make_tstates(c) != 0)
-            return ENOMEM;
+            break;
         swf_mags_reserve(c, 2);
         uint32_t k = swf_istack_pop(&c->ts_free, &c->tstates);
         struct swf_mag *loaded = swf_depot_get_empty(c);
         struct swf_mag *prev = loaded ? swf_depot_get_empty(c) : NULL;
-        if (k == UINT32_MAX || prev == NULL)
-            return ENOMEM; /* create frees everything it made */
-        c->shared[i] = swf_itable_node(&c->tstates, k);
-        swf_ts_set(c->shared[i], loaded, prev);
+        if (k == UINT32_MAX || prev == NULL) {
+            if (loaded != NULL)
+                swf_depot_put(c, loaded);
+            if (k != UINT32_MAX)
+                swf_istack_push(&c->ts_free, &c->tstates, k);
+            break;
+        }
+        made[n] = swf_itable_node(&c->tstates, k);
+        swf_ts_set(made[n], loaded, prev);
     }
+    if (n < SHARED_STATES) { /* all or none: give back what was made */
+        while (n > 0)
+            swf_tstate_release(c, made[--n]);
+        return ENOMEM;
+    }
+    for (int i = 0; i < SHARED_STATES; i++)
+        c->shared[i] = made[i];
+    /* Release: a NOWAIT call that acquires the flag sees the states and their magazines. */
+    swf_store_release_32(&c->x_shared_made, 1);
     return 0;
+}
+
+/* Whether the shared states exist (the cache was used). Acquire: see swf_cache_first_use. */
+static bool shared_made(struct swf_cache *c)
+{
+    return swf_load_acquire_32(&c->x_shared_made) != 0;
 }
 
 /* Claim ts for this call; with `wait`, until its current claimer (one call long) lets go.
@@ -119,15 +149,22 @@ static bool claim(struct swf_tstate *ts, bool wait)
             return true;
         if (!wait || swf_load_relaxed_32(&ts->x_claim) == CLAIM_ABANDONED)
             return false;
-        sched_yield(); /* WAIT blocks anyway; the claimer may be preempted */
+        /* Sleep, not spin: the claimer may be a preempted thread of lower priority on this CPU,
+         * which a SCHED_FIFO waiter that only yielded would never let run. Nothing wakes us (the
+         * claimer's NOWAIT call makes no system call), so the sleep is short; no lock is held. */
+        nanosleep(&(struct timespec){.tv_nsec = 50 * 1000}, NULL);
     }
 }
 
 /* A shared state for this call: the first free one from a place that depends on the thread, so
- * that threads spread over them. NULL when all are taken at this moment. */
+ * that threads spread over them. NULL when all are taken at this moment. The place is a mix of
+ * the address of the thread's TLS block: those of threads other than the first differ by whole
+ * pages (and their stacks' sizes), so the address's own low bits would send them all to one. */
 static struct swf_tstate *claim_shared(struct swf_cache *c)
 {
-    unsigned start = (unsigned)((uintptr_t)&swf_tls_self >> 6);
+    if (!shared_made(c))
+        return NULL;
+    unsigned start = (unsigned)(swf_mix64((uintptr_t)&swf_tls_self) >> 32);
     for (unsigned i = 0; i < SHARED_STATES; i++) {
         struct swf_tstate *ts = c->shared[(start + i) % SHARED_STATES];
         if (claim(ts, false))
@@ -138,6 +175,8 @@ static struct swf_tstate *claim_shared(struct swf_cache *c)
 
 void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait)
 {
+    if (!shared_made(c))
+        return NULL;
     for (unsigned i = 0; i < SHARED_STATES; i++) {
         struct swf_tstate *ts = c->shared[i];
         if (ts == held || !claim(ts, wait))

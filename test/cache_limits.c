@@ -2,12 +2,12 @@
  * test/cache_limits.c - limits map only what the cache can use, sizes are counted in bytes, and
  * the configuration's edges hold.
  *
- *   - At a lowered object limit, grow maps exactly the objects the limit allows, every mapped
- *     object becomes ready, and NOWAIT hands out every one of them.
+ *   - At a lowered object limit, a grow past it fails at once; grow maps exactly the objects the
+ *     limit allows, every mapped object becomes ready, and NOWAIT hands out every one of them.
  *   - One WAIT allocation of a large object maps at most 16 MiB (or the one object), not 60.
  *   - At a lowered magazine table (this program is also built from the library's sources with
- *     SWF_MAG_BLOCKS_MAX=2: 512 magazines, as cache_limits_small_table), grow stops short with
- *     ENOMEM having mapped nothing that the table cannot hold.
+ *     SWF_MAG_BLOCKS_MAX=8: 512 magazines, as cache_limits_small_table), a grow beyond what the
+ *     table can hold fails at once, and grows up to its end map nothing that it cannot hold.
  *   - lock_memory locks what it maps (VmLck); alignments of 1, 2 and 4 still space objects by a
  *     multiple of 8 (a free object holds a pointer); reserved fields must be zero.
  */
@@ -44,9 +44,11 @@ static void lowered_object_limit(void)
     struct swf_cache *c;
     tap_require(swf_cache_create(&cfg, &c) == 0, "create");
     int err = swf_cache_grow(c, 5000);
-    ok(err == ENOMEM, "grow past the limit: ENOMEM (%s)", swf_error_reason());
+    ok(err == ENOMEM && stats_of(c).capacity == 0,
+       "grow past the limit: ENOMEM at once, nothing mapped (%s)", swf_error_reason());
+    err = swf_cache_grow(c, 1000);
     struct swf_cache_stats s = stats_of(c);
-    ok(s.capacity == 1000 && mapped_is_used(&s),
+    ok(err == 0 && s.capacity == 1000 && mapped_is_used(&s),
        "the limit's 1000 objects were mapped, and nothing more (%llu bytes, %llu chunks)",
        (unsigned long long)s.bytes_mapped, (unsigned long long)s.chunks);
     void **o = calloc(1001, sizeof(void *));
@@ -128,8 +130,8 @@ static void small_alignments(void)
             swf_cache_free(c, o[k]);
         struct swf_cache_stats s = stats_of(c);
         ok(s.stride % 8 == 0 && misaligned == 0,
-           "align %zu: stride %llu, every free object can hold its link (%d misaligned)",
-           aligns[i], (unsigned long long)s.stride, misaligned);
+           "align %zu: stride %llu, every free object can hold its link (%d misaligned)", aligns[i],
+           (unsigned long long)s.stride, misaligned);
         swf_cache_destroy(c);
     }
 }
@@ -157,7 +159,15 @@ static void small_magazine_table(void)
     struct swf_cache *c;
     tap_require(swf_cache_create(&cfg, &c) == 0, "create");
     int err = swf_cache_grow(c, 100000);
-    ok(err == ENOMEM, "grow beyond what 512 magazines hold: ENOMEM (%s)", swf_error_reason());
+    ok(err == ENOMEM && stats_of(c).capacity == 0,
+       "grow beyond what 512 magazines hold: ENOMEM at once, nothing mapped (%s)",
+       swf_error_reason());
+    /* Up to the table's end in steps of 5,000: the last one fails. */
+    int grows = 0;
+    while ((err = swf_cache_grow(c, stats_of(c).capacity + 5000)) == 0)
+        grows++;
+    ok(err == ENOMEM && grows > 0, "%d grows of 5,000 objects, then ENOMEM (%s)", grows,
+       swf_error_reason());
     struct swf_cache_stats s = stats_of(c);
     ok(s.capacity > 0 && s.capacity <= 512 * SWF_CACHE_MAGAZINE && mapped_is_used(&s),
        "it mapped %llu objects in %llu bytes: all of them ready, none it cannot hold",

@@ -11,8 +11,9 @@
  * Structure (lib/cache_internal.h has the full argument):
  *   - a thread gets its own pair of magazines (arrays of up to SWF_CACHE_MAGAZINE free objects)
  *     for a cache at its first blocking call on that cache (swf_cache_grow - swf_cache_grow(c, 0)
- *     does only that - or a WAIT allocation), or, once it has made any blocking sweepfill call,
- *     at its first NOWAIT allocation or free when spare magazines are at hand. The common alloc
+ *     does only that - or a WAIT allocation), or, once it has made a swf_cache_grow or a WAIT
+ *     allocation (on any cache) after this cache was created, at its first NOWAIT allocation or
+ *     free when spare magazines are at hand. The common alloc
  *     and free then touch only these, with no atomic read-modify-write instruction;
  *   - a shared depot holds full, partial and empty magazines on lock-free stacks; a thread
  *     exchanges a whole magazine with it in one compare-and-swap. Threads without magazines of
@@ -24,7 +25,9 @@
  * Objects cached in another thread's magazines, or being moved by another thread at that
  * moment, are not available to this thread until that thread frees enough to fill a magazine,
  * calls swf_cache_flush(), or exits. Objects left in the shared pairs are: a NOWAIT allocation
- * looks there before it fails, a WAIT allocation before it maps memory. A move holds up to a
+ * looks there before it fails; a WAIT allocation looks in the pairs not in use at that moment
+ * before it maps memory, and, when no memory is to be had, waits for those in use (sleeping, with
+ * no lock held, so a claimer of lower priority can finish) before it fails. A move holds up to a
  * magazine's worth (SWF_CACHE_MAGAZINE objects) for a few instructions; a thread preempted in
  * the middle of one keeps them out of reach until it runs again. So with many more runnable
  * threads than cores, threads without magazines of their own (which move objects through the
@@ -78,9 +81,19 @@
  * the child as in the parent (with the copy-on-write caveat above).
  *
  * Limits: at most SWF_CACHE_MAX caches and registries (registry.h) are alive at once; a thread
- * can use any number of them (its binding table grows on its blocking calls, in 64-entry steps
- * of 16 bytes); at most SWF_CACHE_THREADS_MAX threads hold magazines of one cache at once (more
- * use the shared pairs and the depot).
+ * can use any number of them (its binding table grows on each swf_cache_grow, WAIT allocation
+ * and first read of a registry by the thread, to reach every cache and registry alive then, in
+ * steps of 64 entries of 40 bytes: 2.5 MiB to reach all 65,536); at most SWF_CACHE_THREADS_MAX
+ * threads hold magazines of one cache at once (more use the shared pairs and the depot).
+ *
+ * Footprint (a 64-bit library built without debug checks): a cache keeps about 1 KiB until its
+ * first use - a prefill, a grow or a WAIT allocation - which makes its tables and pools: magazines
+ * in blocks of 64 (528 bytes each), thread states in blocks of 64 (64 bytes each), 8 shared pairs
+ * and 16 spare magazines, and the objects' memory in chunks of at least 64 KiB. A cache of 64-byte
+ * objects keeps about 100 KiB resident after its first allocation (bench/README.md, footprint).
+ * Each thread bound to a cache costs that cache a thread state and two magazines (1,120 bytes),
+ * and costs the thread 40 bytes of binding table per handle (above). A cache keeps what it made
+ * until it is destroyed.
  *
  * Not offered, on purpose: realloc (objects have one size), per-object destructors (the cache
  * never looks inside objects it has handed out), and shrinking (memory goes back to the system
@@ -167,8 +180,9 @@ enum swf_huge_pages {
 /*
  * Failure injection, modelled on the kernel's failslab. It applies to SWF_NOWAIT allocations
  * only. Each NOWAIT call is numbered k = 0, 1, 2, ... per thread and cache from the moment the
- * settings were set (threads that have not made a blocking sweepfill call yet share one
- * numbering per cache); call k fails when all hold:
+ * settings were set (a thread that has made no swf_cache_grow or WAIT allocation, on any cache,
+ * since the cache was created may share one numbering per cache with other such threads); call k
+ * fails when all hold:
  *   - times is not 0 (times < 0: no limit; each injected failure decrements a positive times),
  *   - interval <= 1, or k % interval == interval - 1 (every interval-th call is a candidate),
  *   - a pseudo-random draw from (seed, k) is below probability (0 .. 100 percent).
@@ -228,9 +242,10 @@ struct swf_cache_stats {
  * Returns EINVAL: cfg or out NULL, object_size 0 or above SWF_CACHE_OBJECT_MAX, align not a power
  * of two or above SWF_CACHE_ALIGN_MAX, limit below prefill, lock_memory not 0 or 1, huge_pages
  * not an enum swf_huge_pages value, grow_threads above SWF_CACHE_GROW_THREADS_MAX, reserved not
- * zero, or a malformed SWF_FAILSLAB; ENOMEM: the system refused memory; EPERM: lock_memory and
- * mlock was refused; ENOTSUP: huge_pages is SWF_HUGE_PAGES_REQUIRED and the system has
- * transparent huge pages off; EAGAIN: SWF_CACHE_MAX caches and registries are alive.
+ * zero, or a malformed SWF_FAILSLAB; ENOMEM: the system refused memory, or prefill can never be
+ * had (as for swf_cache_grow); EPERM: lock_memory and mlock was refused; ENOTSUP: huge_pages is
+ * SWF_HUGE_PAGES_REQUIRED and the system has transparent huge pages off; EAGAIN: SWF_CACHE_MAX
+ * caches and registries are alive.
  */
 SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out);
 
@@ -292,10 +307,14 @@ SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
  * objects that all become ready; none is mapped that the cache cannot hold.
  * With grow_threads > 1, a mapping of more than 16 MiB is prepared by that many threads at once
  * (the calling thread and grow_threads - 1 it starts and joins before returning).
+ * A count that can never be had - beyond what the limit or the magazine table still allows, or
+ * more bytes (objects and magazines) than memory and swap or RLIMIT_AS - fails at once, mapping
+ * nothing; otherwise memory is mapped in steps of at most 64 MiB, and a failure part-way keeps the
+ * steps before it ready.
  * Blocking. Returns 0; EINVAL if c is NULL; ENOMEM if the system, the limit or the magazine table
- * (4M magazines: 251M free objects) stopped it short, or no memory was left for the thread's
- * magazines, or huge pages were required and none were had (what was mapped stays ready); EPERM:
- * lock_memory and mlock was refused.
+ * (4M magazines: 251M free objects) stopped it short or would have, or no memory was left for the
+ * thread's magazines, or huge pages were required and none were had (what was mapped stays
+ * ready); EPERM: lock_memory and mlock was refused.
  */
 SWF_API int swf_cache_grow(struct swf_cache *c, size_t n);
 
