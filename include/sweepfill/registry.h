@@ -72,9 +72,9 @@
  * above forbid). In the child the registry is usable by its one thread: add, del, activate,
  * deactivate, synchronize, reads and destroy work; readers that other threads of the parent had
  * inside a section are treated as having left it, and grace-period waiters that slept there as
- * gone (those threads do not exist in the child). Do not call fork() inside a read section, or from an init or
- * release callback: the handlers could wait for a grace period that the forking thread itself
- * holds back.
+ * gone (those threads do not exist in the child). Do not call fork() inside a read section, or from
+ * an init or release callback: the handlers could wait for a grace period that the forking thread
+ * itself holds back.
  *
  * Signals: nothing here is async-signal-safe.
  *
