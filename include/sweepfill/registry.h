@@ -67,13 +67,14 @@
  * held across grace-period waits (activation and reclaim, of every registry), and only then any
  * lock that a reader inside a section may need (a registry's records mutex, for a thread's first
  * read of it; the owner table's, to create a cache or registry; the writer mutexes; the caches'
- * refill mutexes): so the readers a grace-period wait waits for can always leave. In the
- * child the registry is usable by its one thread: add, del, activate, deactivate, synchronize,
- * reads and destroy work; readers that other threads of the parent had inside a section are
- * treated as having left it, and grace-period waiters that slept there as gone (those threads
- * do not exist in the child). Do not call fork() inside a read section, or from an init or
- * release callback: the handlers could wait for a grace period that the forking thread itself
- * holds back.
+ * refill mutexes): so the readers a grace-period wait waits for can always leave (unless one
+ * of them calls del, activate, deactivate or synchronize inside its section, which the rules
+ * above forbid). In the child the registry is usable by its one thread: add, del, activate,
+ * deactivate, synchronize, reads and destroy work; readers that other threads of the parent had
+ * inside a section are treated as having left it, and grace-period waiters that slept there as
+ * gone (those threads do not exist in the child). Do not call fork() inside a read section, or from
+ * an init or release callback: the handlers could wait for a grace period that the forking thread
+ * itself holds back.
  *
  * Signals: nothing here is async-signal-safe.
  *
