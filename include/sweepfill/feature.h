@@ -63,10 +63,10 @@
  *   link was before that point the link is visible to the walk, and if not, its load of the flag
  *   (after the link in program order, the compiler barrier keeping it so) is after the point and
  *   sees the flag on. This is the asymmetric fence that liburcu's memb flavour uses, and it is
- *   what makes the off path one load. Without membarrier (older kernels, a seccomp filter that
- * refuses it, a ThreadSanitizer build of the library, or SWF_NO_MEMBARRIER set to anything but 0 in
- * the environment when the feature is created) the feature says so in its flag word and the adder
- *   calls the library, which makes fence A a full fence.
+ *   what makes the off path one load. Without membarrier (older kernels, a seccomp filter
+ *   that refuses it, a ThreadSanitizer build of the library, or SWF_NO_MEMBARRIER set to
+ *   anything but 0 in the environment when the feature is created) the feature says so in its
+ *   flag word and the adder calls the library, which makes fence A a full fence.
  *   Deactivation: the adder that saw the flag on counts itself in (an atomic increment), then a
  *   full fence C, then reads the flag again, and publishes only if it is still on, then counts
  *   itself out (release). deactivate clears the flag, a full fence D, then waits until no adder
