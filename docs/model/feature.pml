@@ -151,7 +151,15 @@ proctype Activator()
 #endif
     };
     /* The sweep: reaches at least the members visible when it begins. */
-    atomic { walking = 1; i = 0; do :: i < N -> seen[i] = vis[i]; i++ :: i == N -> break od; i = 0 };
+    atomic {
+        walking = 1;
+        i = 0;
+        do
+        :: i < N -> seen[i] = vis[i]; i++
+        :: i == N -> break
+        od;
+        i = 0
+    };
     do
     :: i < N ->
         if
@@ -167,7 +175,9 @@ proctype Activator()
         /* activate returned 0: every member linked, not deleted, and added has an object */
         i = 0;
         do
-        :: i < N -> assert(!((vis[i] || pend[i]) && !deleted[i] && returned[i]) || slot[i] != 0); i++
+        :: i < N ->
+            assert(!((vis[i] || pend[i]) && !deleted[i] && returned[i]) || slot[i] != 0);
+            i++
         :: i == N -> break
         od;
         i = 0
@@ -185,7 +195,15 @@ proctype Deactivator()
 #ifndef BROKEN_NO_DRAIN
     adders_in == 0;                           /* wait for the adders counted in */
 #endif
-    atomic { walking = 1; i = 0; do :: i < N -> seen[i] = vis[i]; i++ :: i == N -> break od; i = 0 };
+    atomic {
+        walking = 1;
+        i = 0;
+        do
+        :: i < N -> seen[i] = vis[i]; i++
+        :: i == N -> break
+        od;
+        i = 0
+    };
     do
     :: i < N ->
         atomic {
