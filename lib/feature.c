@@ -91,13 +91,14 @@ static struct stripe *stripe_of_thread(struct swf_feature *f)
     return &f->stripes[my_stripe];
 }
 
-/* Counted in, with the flag seen on after fence C: give member an object unless it has one. */
+/* Counted in, with the flag seen on after C: give member an object unless it has one. */
 static int fill(struct swf_feature *f, struct stripe *s, void *member, enum swf_alloc_mode mode)
 {
     void **slot = swf_slot_of(member, f->cfg.sweep.list.slot_offset);
     if (swf_slot_peek(slot) != NULL)
         return 0; /* the sweep was first */
-    void *obj = swf_cache_alloc(f->cfg.sweep.cache, mode);
+    void *obj = mode == SWF_NOWAIT ? swf_cache_alloc_fast(f->cfg.sweep.cache)
+                                   : swf_cache_alloc(f->cfg.sweep.cache, mode);
     if (obj == NULL) {
         swf_fetch_add_relaxed_64(&s->x_left, 1);
         /* After the link: a catch-up that sees this sees the member on the list. */
@@ -128,10 +129,12 @@ int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_
     SWF_CHECK_ARG(mode != SWF_NOWAIT && mode != SWF_WAIT, EINVAL,
                   "mode is neither SWF_NOWAIT nor SWF_WAIT");
     struct stripe *s = stripe_of_thread(f);
-    swf_fetch_add_acq_rel_32(&s->x_adders, 1);
-    swf_fence_seq_cst(); /* fence C: the count before the second read of the flag */
+    /* C: the count-in and the flag's second load, both sequentially consistent, so that one
+     * of them and deactivate's D come first in their single total order (x86: a locked add and
+     * a plain load, no fence instruction). */
+    __atomic_fetch_add(&s->x_adders, 1, __ATOMIC_SEQ_CST);
     int err = 0;
-    if (swf_load_relaxed_32(&f->head.x_gate) & GATE_ON)
+    if (__atomic_load_n(&f->head.x_gate, __ATOMIC_SEQ_CST) & GATE_ON)
         err = fill(f, s, member, mode);
     swf_fetch_sub_acq_rel_32(&s->x_adders, 1); /* releases the publication to deactivate */
     if (err == EAGAIN)
@@ -183,7 +186,7 @@ int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
         /* Before the flag: no adder allocates while the grow holds the refill mutex. */
         if (f->cfg.prepare != 0)
             (void)swf_cache_grow(f->cfg.sweep.cache, f->cfg.prepare);
-        __atomic_fetch_or(&f->head.x_gate, GATE_ON, __ATOMIC_RELAXED);
+        __atomic_fetch_or(&f->head.x_gate, GATE_ON, __ATOMIC_SEQ_CST);
         barrier_b(f);
     }
     int err = sweep(f, stats);
@@ -307,11 +310,11 @@ int swf_feature_deactivate(struct swf_feature *f)
         pthread_mutex_unlock(&f->lock);
         return swf_fail(__func__, EALREADY, "f is not active");
     }
-    __atomic_fetch_and(&f->head.x_gate, ~(uint32_t)GATE_ON, __ATOMIC_RELAXED);
+    /* D: the flag's clearing and the loads of the counts, sequentially consistent (see C). */
+    __atomic_fetch_and(&f->head.x_gate, ~(uint32_t)GATE_ON, __ATOMIC_SEQ_CST);
     f->complete = 0;
-    swf_fence_seq_cst(); /* fence D: the cleared flag before the counts are read */
     for (int i = 0; i < STRIPES; i++)
-        while (swf_load_acquire_32(&f->stripes[i].x_adders) != 0)
+        while (__atomic_load_n(&f->stripes[i].x_adders, __ATOMIC_SEQ_CST) != 0)
             sched_yield(); /* an adder between its count-in and count-out: a few steps */
     take_all(f);
     swf_fetch_add_relaxed_64(&f->x_deactivations, 1);

@@ -13,7 +13,7 @@
  *
  * Processes: member 0 is linked before anything starts; NA adders each link one member and call
  * swf_feature_added; the Activator raises the flag, runs barrier B and sweeps; then the
- * Deactivator clears the flag, runs fence D, waits for the adders counted in, walks taking every
+ * Deactivator clears the flag, waits for the adders counted in, walks taking every
  * slot, waits for a grace period and frees; a Deleter unlinks member 0 at any moment and
  * releases its object after a grace period (swf_feature_release). Objects are numbered; each
  * publication is a compare-and-swap from 0.
@@ -34,7 +34,7 @@
  *                            past its read of the flag while the walk starts
  *   BROKEN_READ_BEFORE_LINK  the adder reads the flag before it links the member
  *   BROKEN_NO_DRAIN          deactivate walks without waiting for the adders counted in
- *   BROKEN_NO_RECHECK        a counted-in adder does not read the flag again after fence C
+ *   BROKEN_NO_RECHECK        a counted-in adder does not read the flag again after counting in
  */
 #ifndef NA
 #define NA 2
@@ -91,7 +91,7 @@ proctype Adder(byte m)
 #endif
     if
     :: g ->
-        adders_in++;   /* count in, then fence C: a full fence drains the buffer */
+        adders_in++;   /* count in (C): a locked RMW drains the buffer */
         atomic { if :: pend[m] -> vis[m] = 1; pend[m] = 0 :: else fi };
 #ifndef BROKEN_NO_RECHECK
         g = gate;
@@ -191,7 +191,7 @@ proctype Deactivator()
     bool seen[N];
     byte taken[N];
     act_done;
-    atomic { deact_started = 1; gate = 0 };   /* clear the flag; fence D */
+    atomic { deact_started = 1; gate = 0 };   /* clear the flag (D) */
 #ifndef BROKEN_NO_DRAIN
     adders_in == 0;                           /* wait for the adders counted in */
 #endif

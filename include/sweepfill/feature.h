@@ -43,7 +43,7 @@
  *
  * The cost while off: swf_feature_added is inline: a compiler barrier, one relaxed load and a
  * branch (bench/README.md, generic family). While on: a call, an increment and a decrement of a
- * per-thread-stripe counter, a full fence, one NOWAIT allocation, init, and a compare-and-swap.
+ * per-thread-stripe counter, one NOWAIT allocation, init, and a compare-and-swap.
  *
  * Memory ordering: why an adder and the activation's sweep cannot both miss a member.
  *   adder:      link m (any store that makes m reachable)      activate:  flag on (store)
@@ -67,12 +67,14 @@
  *   that refuses it, a ThreadSanitizer build of the library, or SWF_NO_MEMBARRIER set to
  *   anything but 0 in the environment when the feature is created) the feature says so in its
  *   flag word and the adder calls the library, which makes fence A a full fence.
- *   Deactivation: the adder that saw the flag on counts itself in (an atomic increment), then a
- *   full fence C, then reads the flag again, and publishes only if it is still on, then counts
- *   itself out (release). deactivate clears the flag, a full fence D, then waits until no adder
- *   is counted in (acquire loads) before it walks: by the same store-buffering argument on C and
- *   D, an adder either sees the flag off and publishes nothing, or is counted in when deactivate
- *   looks, which then waits for its count-out and so sees its publication before walking (the
+ *   Deactivation: the adder that saw the flag on counts itself in, then reads the flag again,
+ *   publishes only if it is still on, and counts itself out (release); the count-in and that
+ *   load are sequentially consistent (C). deactivate clears the flag and then loads the counts,
+ *   both sequentially consistent too (D), waiting until no adder is counted in before it walks.
+ *   All four are in the single total order of sequentially consistent operations: if the
+ *   adder's load comes before the clearing, its count-in does too, and deactivate's load of
+ *   that count, after the clearing, sees it (or a later value: the count-out), so deactivate
+ *   waits for the count-out and, through its release, sees the publication before walking (the
  *   walk takes it). docs/design.md has the longer argument and docs/model/feature.pml the model
  *   (with the fences removed, or the flag read before the link, the model finds a member left
  *   without an object, or holding one after deactivation).
@@ -183,7 +185,7 @@ SWF_API int swf_feature_destroy(struct swf_feature *f);
 SWF_API int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats);
 
 /*
- * Switch off: clear the flag, the fence D, wait for the adders counted in, then walk the list
+ * Switch off: clear the flag and wait for the adders counted in (D), then walk the list
  * (bounded sections, a pinned cursor where the list can pin) taking every slot, wait for a grace
  * period (cfg.synchronize) and free the objects. Returns 0, with no member holding an object;
  * EALREADY (not on); EINVAL (f NULL). Never fails for want of memory: if the list of taken
