@@ -72,8 +72,13 @@ static void barrier_b(struct swf_feature *f)
 {
     swf_fence_seq_cst();
 #if !defined(SWF_TSAN) && defined(__NR_membarrier)
-    if (!(swf_load_relaxed_32(&f->head.x_gate) & GATE_FENCE))
-        (void)syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0); /* registered */
+    if (!(swf_load_relaxed_32(&f->head.x_gate) & GATE_FENCE) &&
+        syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0) {
+        /* Registered at create (and inherited by fork): only a lost registration gets here. */
+        (void)syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0);
+        if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0)
+            abort(); /* adders rely on it: never silently unordered */
+    }
 #else
     (void)f;
 #endif

@@ -66,7 +66,9 @@
  *   what makes the off path one load. Without membarrier (older kernels, a seccomp filter
  *   that refuses it, a ThreadSanitizer build of the library, or SWF_NO_MEMBARRIER set to
  *   anything but 0 in the environment when the feature is created) the feature says so in its
- *   flag word and the adder calls the library, which makes fence A a full fence.
+ *   flag word and the adder calls the library, which makes fence A a full fence. A membarrier
+ *   that fails after a successful registration (a seccomp filter installed later) makes
+ *   activate abort: its adders would otherwise be unordered.
  *   Deactivation: the adder that saw the flag on counts itself in, then reads the flag again,
  *   publishes only if it is still on, and counts itself out (release); the count-in and that
  *   load are sequentially consistent (C). deactivate clears the flag and then loads the counts,
