@@ -6,11 +6,11 @@
  * deactivation walk is outside its section, and (built with liburcu) cds_list and cds_hlist with
  * the memb flavour.
  *
- * For each kind, a writer adds and removes members as fast as it can (hundreds of thousands of
- * adds over the kinds in the plain build): after each insert it calls
- * swf_feature_added(SWF_NOWAIT); the cache fails half the NOWAIT allocations (failslab), and on
- * EAGAIN the writer either retries with SWF_WAIT (it holds no lock there) or leaves the slot owed.
- * Removed members are retired with the library's pin (or hand-written pins), and their free
+ * For each kind, a writer (two for the lists under the rwlock) adds and removes members as fast
+ * as it can (hundreds of thousands of adds per kind in the plain build): after each insert it
+ * calls swf_feature_added(SWF_NOWAIT); the cache fails half the NOWAIT allocations (failslab),
+ * and on EAGAIN the writer either retries with SWF_WAIT (it holds no lock there) or leaves the
+ * slot owed. Removed members are retired with the library's pin, and their free
  * callback calls swf_feature_release. Readers walk the list and check every object they load
  * (initialised, for that member). The main thread runs activate / catch-up / deactivate cycles
  * meanwhile and checks, each inside a read section while the writer runs:
@@ -67,7 +67,7 @@ static void feature_add(struct writer_state *w)
     }
     w->linked[w->nlinked++] = t;
     w->added++;
-    __atomic_store_n(&feature_adds, w->added, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&feature_adds, 1, __ATOMIC_RELAXED);
 }
 
 static void *feature_writer(void *arg)
@@ -133,7 +133,7 @@ static void run_feature_kind(const struct kind *kind)
     diag("%s", K->name);
     bool small = TAP_SANITIZED || tap_under_valgrind() || tap_under_qemu();
     feature_members = small ? 1000 : 4000;
-    const uint64_t adds_wanted = small ? 10000 : 60000; /* over 300000 for the six kinds */
+    const uint64_t adds_wanted = small ? 10000 : 200000;
     __atomic_store_n(&stop_writer, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&stop_readers, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&bad_objects, 0, __ATOMIC_RELAXED);
@@ -164,10 +164,17 @@ static void run_feature_kind(const struct kind *kind)
     fc.prepare = 2 * feature_members + RESERVE;
     tap_require(swf_feature_create(&fc, &feature) == 0, "swf_feature_create");
 
-    static struct writer_state w;
+    static struct writer_state w, w2;
     free(w.linked);
     memset(&w, 0, sizeof(w));
     w.rng = 0x9e3779b97f4a7c15ull ^ (uintptr_t)kind;
+    free(w2.linked);
+    memset(&w2, 0, sizeof(w2));
+    w2.rng = 0x2545f4914f6cdd1dull ^ (uintptr_t)kind;
+    w2.next_id = 1ull << 40;
+    /* The lists under the rwlock take concurrent adders: a second writer adds and removes its
+     * own members (the ck_epoch and urcu kinds have a single writer, as their lists require). */
+    bool two = K->insert == tailq_insert || K->insert == buckets_insert;
     CALL0(writer_begin);
     for (size_t i = 0; i < feature_members; i++)
         feature_add(&w);
@@ -176,7 +183,10 @@ static void run_feature_kind(const struct kind *kind)
     pthread_t readers[READERS], wt;
     for (int i = 0; i < READERS; i++)
         pthread_create(&readers[i], NULL, reader, NULL);
+    pthread_t wt2;
     pthread_create(&wt, NULL, feature_writer, &w);
+    if (two)
+        pthread_create(&wt2, NULL, feature_writer, &w2);
 
     int cycles = 0;
     size_t lacking = 0, holding = 0, checked_on = 0, checked_off = 0;
@@ -214,6 +224,8 @@ static void run_feature_kind(const struct kind *kind)
 
     __atomic_store_n(&stop_writer, 1, __ATOMIC_RELEASE);
     pthread_join(wt, NULL);
+    if (two)
+        pthread_join(wt2, NULL);
     __atomic_store_n(&stop_readers, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < READERS; i++)
         pthread_join(readers[i], NULL);
@@ -223,13 +235,17 @@ static void run_feature_kind(const struct kind *kind)
     CALL0(writer_begin);
     while (w.nlinked > 0)
         remove_member(&w, w.nlinked - 1);
+    while (w2.nlinked > 0)
+        remove_member(&w2, w2.nlinked - 1);
     CALL0(writer_end);
     CALL(drain, &w);
     CALL0(thread_stop);
     uint64_t freed = __atomic_load_n(&members_freed, __ATOMIC_ACQUIRE);
-    ok(w.removed == w.added && freed == w.added && w.added >= adds_wanted,
-       "%s: %llu members added, %llu removed, %llu freed (each exactly once)", K->name,
-       (unsigned long long)w.added, (unsigned long long)w.removed, (unsigned long long)freed);
+    uint64_t added = w.added + w2.added, removed = w.removed + w2.removed;
+    ok(removed == added && freed == added && added >= adds_wanted,
+       "%s: %llu members added (%s), %llu removed, %llu freed (each exactly once)", K->name,
+       (unsigned long long)added, two ? "two adders" : "one adder", (unsigned long long)removed,
+       (unsigned long long)freed);
     swf_feature_stats(feature, &fst);
     struct swf_cache_stats s;
     swf_cache_stats(cache, &s);
@@ -242,6 +258,8 @@ static void run_feature_kind(const struct kind *kind)
     ok(swf_feature_destroy(feature) == 0 && swf_cache_destroy(cache) == 0, "%s: destroy", K->name);
     free(w.linked);
     w.linked = NULL;
+    free(w2.linked);
+    w2.linked = NULL;
 }
 
 int main(void)
