@@ -99,6 +99,11 @@
  * activate, deactivate and catch_up enter the guard and wait for grace periods; added with
  * SWF_WAIT may block.
  *
+ * fork: the feature has no fork handlers. A child may use a feature only if no other thread of
+ * the parent was inside its activate, deactivate or catch_up (their mutex) or between an
+ * adder's count-in and count-out (deactivate would wait for it for ever); membarrier's
+ * registration is inherited by the child.
+ *
  * Progress: added with SWF_NOWAIT and release are lock-free; with SWF_WAIT added may block for
  * memory. activate, deactivate and catch_up block; deactivate waits for the adders counted in
  * (each does a bounded amount of work, plus its allocation) and for a grace period.
