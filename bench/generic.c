@@ -38,6 +38,9 @@
  * main's helpers) measures each list's hand loop and generated sweep back to back, for a ratio
  * that a busy machine disturbs less.
  *
+ * generic/adder/state:S/n:4096 (after main's helpers): the extra cost per add of the adder's half
+ * of exact activation (feature.h), off and on.
+ *
  * Own flags: --n=10k,100k (members), --quick (n=10k only).
  */
 #include <pthread.h>
@@ -51,6 +54,7 @@
 #include <sweepfill/list_urcu.h>
 #endif
 #include <sweepfill/cache.h>
+#include <sweepfill/feature.h>
 #include <sweepfill/list_sysqueue.h>
 #include <sweepfill/sweep.h>
 
@@ -498,6 +502,101 @@ static void bm_pair(swfb_state *st)
         swfb_skip_with_error(st, msg);
 }
 
+/*
+ * The adder's half of exact activation (feature.h): generic/adder/state:S/n:N, the extra cost of
+ * swf_feature_added per add over the same loop without it. Each iteration links N members of an
+ * array (a relaxed store in each, standing for the list's insert) and, in the timed loop, calls
+ * swf_feature_added(f, m, SWF_NOWAIT) after each; the baseline loop (timed likewise, alternating)
+ * makes the store and a compiler barrier only. S: 0 off (membarrier where the kernel has it: the
+ * inline path's one relaxed load), 1 off on the fence path (SWF_NO_MEMBARRIER: a call and a full
+ * fence), 2 on (a NOWAIT allocation, init, a compare-and-swap; the slots are emptied, untimed,
+ * between iterations). Counters: extra_ns_per_add (median of the per-iteration difference),
+ * base_ns_per_add, membarrier (1 when the off path is the inline load).
+ */
+static void no_grace(void *arg) /* the benchmark has no readers */
+{
+    (void)arg;
+}
+
+struct amember {
+    void *slot;
+    uintptr_t link;
+};
+
+static void bm_adder(swfb_state *st)
+{
+    int state = (int)swfb_range(st, 0);
+    size_t n = (size_t)swfb_range(st, 1);
+    struct amember *m = calloc(n, sizeof(*m));
+    struct swf_cache_config cc = {.object_size = OBJ_SIZE, .name = "adder"};
+    if (m == NULL || swf_cache_create(&cc, &cache) != 0) {
+        free(m);
+        swfb_skip_with_error(st, "out of memory");
+        return;
+    }
+    struct swf_array arr = {m, n, sizeof(*m)};
+    struct swf_feature_config fc;
+    swf_feature_config_init(&fc);
+    fc.sweep.list = swf_list_array(&arr, offsetof(struct amember, slot));
+    fc.sweep.cache = cache;
+    fc.sweep.init = bobj_init;
+    swf_guard_none(&fc.sweep.guard);
+    fc.synchronize = no_grace;
+    fc.prepare = n + SWF_SWEEP_RESERVE_DEFAULT;
+    if (state == 1)
+        setenv("SWF_NO_MEMBARRIER", "1", 1);
+    struct swf_feature *f = NULL;
+    int err = swf_feature_create(&fc, &f);
+    unsetenv("SWF_NO_MEMBARRIER");
+    if (err == 0 && state == 2)
+        err = swf_feature_activate(f, NULL);
+    enum { MAX_IT = 100000 };
+    double *extra = malloc(MAX_IT * sizeof(double)), base_total = 0;
+    const char *msg = err != 0 || extra == NULL ? "feature setup failed" : NULL;
+    size_t it = 0, empty = 0;
+    while (msg == NULL && swfb_keep_running(st)) {
+        uint64_t t0 = bench_now_ns();
+        for (size_t i = 0; i < n; i++) {
+            __atomic_store_n(&m[i].link, i + 1, __ATOMIC_RELAXED);
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        }
+        uint64_t t1 = bench_now_ns();
+        for (size_t i = 0; i < n; i++) {
+            __atomic_store_n(&m[i].link, i + 2, __ATOMIC_RELAXED);
+            empty += swf_feature_added(f, &m[i], SWF_NOWAIT) != 0;
+        }
+        uint64_t t2 = bench_now_ns();
+        swfb_set_iteration_time(st, (double)(t2 - t0) * 1e-9);
+        if (state == 2)
+            for (size_t i = 0; i < n; i++)
+                swf_cache_free(cache, swf_slot_take(&m[i].slot));
+        if (it < MAX_IT)
+            extra[it++] = ((double)(t2 - t1) - (double)(t1 - t0)) / (double)n;
+        base_total += (double)(t1 - t0) / (double)n;
+    }
+    struct swf_feature_stats fs;
+    if (f != NULL) {
+        swf_feature_stats(f, &fs);
+        if (state == 2)
+            swf_feature_deactivate(f);
+        swf_feature_destroy(f);
+    }
+    if (swf_cache_destroy(cache) != 0 && msg == NULL)
+        msg = "objects leaked: swf_cache_destroy refused";
+    cache = NULL;
+    free(m);
+    if (msg == NULL && it > 0) {
+        swfb_counter_set(st, "extra_ns_per_add", median(extra, it), SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "base_ns_per_add", base_total / (double)it, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "membarrier", fs.membarrier, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "nowait_fails", (double)empty, SWFB_COUNTER_PLAIN);
+        swfb_set_label(st, state == 0 ? "off" : state == 1 ? "off, fence path" : "on");
+    }
+    free(extra);
+    if (msg != NULL)
+        swfb_skip_with_error(st, msg);
+}
+
 int main(int argc, char **argv)
 {
     int64_t ns[MAX_ARGS] = {10000, 100000};
@@ -551,5 +650,11 @@ int main(int argc, char **argv)
         swfb_bench_manual_time(b);
         swfb_bench_unit(b, SWFB_US);
     }
+    swfb_bench *ab = swfb_register("generic/adder", bm_adder);
+    swfb_bench_arg_names(ab, "state", "n");
+    for (int state = 0; state < 3; state++)
+        swfb_bench_args2(ab, state, 4096);
+    swfb_bench_manual_time(ab);
+    swfb_bench_unit(ab, SWFB_US);
     return swfb_main(argc, argv);
 }

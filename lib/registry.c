@@ -2,9 +2,12 @@
  * lib/registry.c - the live registry: a CK_LIST with a writer mutex, ck_epoch readers with
  * automatically managed records, the activation protocol, and grace-period reclamation.
  *
- * Locks, in the order they may nest: activation -> writer -> (cache refill lock);
+ * Locks, in the order they may nest: activation -> writer; activation -> (cache refill lock);
  * activation -> reclaim. records_lock is a leaf. None is ever taken inside a read section of the
- * same registry (records_lock may be, inside a section of another: a thread's first read).
+ * same registry (records_lock may be, inside a section of another: a thread's first read). No
+ * thread waits for the refill lock while holding `writer`: add allocates with NOWAIT under it,
+ * and with WAIT only after dropping it (swf_registry_add), and activate grows the cache before
+ * it raises the flag.
  *
  * Why activation is exact (registry.h states the protocol):
  *   The flag x_active changes only under `writer`, and add reads it under `writer`. Take an add
@@ -353,7 +356,6 @@ static void guard_enter(void *rd)
     reader_enter(rd);
 }
 
-
 static void guard_leave(void *rd)
 {
     reader_leave(rd);
@@ -362,60 +364,81 @@ static void guard_leave(void *rd)
 /* ---- add and del ------------------------------------------------------------------------------
  */
 
-/* An object for a new member of an active registry: NOWAIT first, WAIT if need be. */
-static void *object_for(struct swf_registry *r, struct swf_node *n)
+/* Why n cannot be added, or NULL: its state, read under `writer`. */
+static const char *add_refusal(struct swf_node *n, int *err)
 {
-    void *obj = swf_cache_alloc(r->cache, SWF_NOWAIT);
-    if (obj == NULL)
-        obj = swf_cache_alloc(r->cache, SWF_WAIT);
-    if (obj != NULL)
-        r->init(obj, n, r->init_arg);
-    return obj;
+    uint32_t state = swf_load_acquire_32(&n->x_state);
+    if (state == NODE_UNLINKED)
+        return NULL;
+    if (state == NODE_LINKED) {
+        *err = EEXIST;
+        return "n is linked (here or in another registry)";
+    }
+    *err = state == NODE_DELETED || state == NODE_RELEASED ? EBUSY : EINVAL;
+    if (state == NODE_DELETED)
+        return "n was deleted and has not been finalised yet";
+    if (state == NODE_RELEASED)
+        return "n was released: swf_node_init(n) before adding it again";
+    return "n is not zeroed (swf_node_init)";
 }
 
+static void link_member(struct swf_registry *r, struct swf_node *n, void *obj)
+{
+    n->registry = r;
+    n->release = NULL;
+    swf_store_relaxed_32(&n->x_ref, 0);
+    if (obj != NULL) {
+        /* Before the member is reachable: readers and the sweep see it filled. */
+        swf_slot_publish(&n->slot, obj);
+        swf_fetch_add_relaxed_64(&r->x_assigned_by_add, 1);
+    }
+    swf_store_release_32(&n->x_state, NODE_LINKED);
+    members_insert_head(r, n);
+    swf_fetch_add_relaxed_64(&r->x_members, 1);
+}
+
+/*
+ * Under `writer` an add allocates with NOWAIT only: a WAIT allocation may wait for the cache's
+ * refill mutex (an activation's grow, another thread's refill), and every add and del would
+ * queue behind it. When NOWAIT finds nothing, add drops `writer`, allocates with WAIT, takes
+ * `writer` again and starts over: the state and the flag are read afresh, the object it holds is
+ * used if the flag is still up and freed otherwise. So the member is still never linked without
+ * an object while the flag is up, and the flag's critical sections order it as before.
+ */
 int swf_registry_add(struct swf_registry *r, struct swf_node *n)
 {
     SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
     SWF_CHECK_ARG(n == NULL, EINVAL, "n is NULL");
     int err = 0;
-    pthread_mutex_lock(&r->writer);
-    uint32_t state = swf_load_acquire_32(&n->x_state);
     const char *why = NULL;
-    if (state == NODE_LINKED) {
-        err = EEXIST;
-        why = "n is linked (here or in another registry)";
-    } else if (state == NODE_DELETED) {
-        err = EBUSY;
-        why = "n was deleted and has not been finalised yet";
-    } else if (state == NODE_RELEASED) {
-        err = EBUSY;
-        why = "n was released: swf_node_init(n) before adding it again";
-    } else if (state != NODE_UNLINKED) {
-        err = EINVAL;
-        why = "n is not zeroed (swf_node_init)";
-    }
-    void *obj = NULL;
-    if (err == 0 && swf_load_relaxed_32(&r->x_active)) {
-        obj = object_for(r, n);
-        if (obj == NULL) {
-            err = ENOMEM;
-            why = "active and no object could be had for n";
+    void *spare = NULL; /* a WAIT allocation made outside `writer`, initialised */
+    pthread_mutex_lock(&r->writer);
+    for (;;) {
+        why = add_refusal(n, &err);
+        if (why != NULL)
+            break;
+        void *obj = NULL;
+        if (swf_load_relaxed_32(&r->x_active)) {
+            obj = spare != NULL ? spare : swf_cache_alloc(r->cache, SWF_NOWAIT);
+            if (obj == NULL) {
+                pthread_mutex_unlock(&r->writer);
+                spare = swf_cache_alloc(r->cache, SWF_WAIT);
+                if (spare == NULL)
+                    return swf_fail(__func__, ENOMEM, "active and no object could be had for n");
+                r->init(spare, n, r->init_arg);
+                pthread_mutex_lock(&r->writer);
+                continue;
+            }
+            if (obj != spare)
+                r->init(obj, n, r->init_arg);
+            spare = NULL;
         }
-    }
-    if (err == 0) {
-        n->registry = r;
-        n->release = NULL;
-        swf_store_relaxed_32(&n->x_ref, 0);
-        if (obj != NULL) {
-            /* Before the member is reachable: readers and the sweep see it filled. */
-            swf_slot_publish(&n->slot, obj);
-            swf_fetch_add_relaxed_64(&r->x_assigned_by_add, 1);
-        }
-        swf_store_release_32(&n->x_state, NODE_LINKED);
-        members_insert_head(r, n);
-        swf_fetch_add_relaxed_64(&r->x_members, 1);
+        link_member(r, n, obj);
+        break;
     }
     pthread_mutex_unlock(&r->writer);
+    if (spare != NULL)
+        swf_cache_free(r->cache, spare); /* the flag went down while we allocated */
     return err ? swf_fail(__func__, err, why) : 0;
 }
 
@@ -475,11 +498,12 @@ int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
         pthread_mutex_unlock(&r->activation);
         return swf_fail(__func__, EALREADY, "r is already active and complete");
     }
-    set_active(r, 1);
     /* Prepare one object per member now, outside any section, in as few mappings as possible:
      * then the sweep's NOWAIT allocations succeed and its reserve stays a fallback. Best
-     * effort: if memory is short the sweep finds out and reports ENOMEM. */
+     * effort: if memory is short the sweep finds out and reports ENOMEM. Before the flag goes
+     * up: while the grow holds the cache's refill mutex, adds still allocate nothing. */
     (void)swf_cache_grow(r->cache, (size_t)swf_load_relaxed_64(&r->x_members) + r->reserve);
+    set_active(r, 1);
     struct swf_reader *rd = reader_get(r);
     int err = ENOMEM;
     struct swf_sweep_stats st;

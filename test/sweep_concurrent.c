@@ -69,11 +69,15 @@ struct tracked {
 /* A removed member's end: its object back to the cache, its memory freed. */
 static void free_tracked(struct tracked *t)
 {
+#ifdef SWF_TEST_RELEASE_OBJECT
+    SWF_TEST_RELEASE_OBJECT(t); /* test/feature_concurrent.c: swf_feature_release */
+#else
     void *obj = swf_slot_take(&t->m.slot);
     if (obj != NULL) {
         swf_cache_free(cache, obj);
         __atomic_fetch_add(&objects_freed, 1, __ATOMIC_RELAXED);
     }
+#endif
     __atomic_fetch_add(&members_freed, 1, __ATOMIC_RELAXED);
     free(t);
     /* rcu_barrier waits for this to have run, through liburcu's own synchronisation, which

@@ -84,7 +84,9 @@ proctype Activator()
 
 /* swf_registry_add of member n. Allocating, initialising and publishing touch only n, which no
  * one can reach before the store to head, so they share the linking step. With ADD_ENOMEM the
- * allocation (NOWAIT, then WAIT) may fail: add returns ENOMEM and n is not linked. */
+ * allocation (NOWAIT, then WAIT) may fail: add returns ENOMEM and n is not linked. The C add
+ * allocates with NOWAIT only under the mutex; its WAIT runs outside it, after which add starts
+ * over under the mutex with the object in hand, so the step that links is still this one. */
 proctype Adder(byte n)
 {
     byte o;

@@ -146,6 +146,12 @@ rsafety="release never on a linked node, active => filled, no use after free, no
 verify "release [$rsafety] 2 rounds" release.pml safety pass -DNC=2 -DADD_ENOMEM
 verify "release [$rsafety] 3 rounds" release.pml safety pass -DNC=3 -DADD_ENOMEM
 
+# Exact activation on a user's list (feature.h): 2 adders racing an activation and a
+# deactivation, a deletion, on a machine that buffers stores; fence A in full, or membarrier.
+fsafety="filled when on, empty when off, each object freed once, no leak, no deadlock"
+verify "feature [$fsafety] 1+2 added, fences" feature.pml safety pass -DNA=2
+verify "feature [$fsafety] 1+2 added, membarrier" feature.pml safety pass -DNA=2 -DMEMBARRIER
+
 # Broken variants: each must fail, with the error that names its bug.
 uaf='assertion violated \(mst\[m\]!=3\)'
 verify "activation/add-ignores-flag" activation.pml safety 'assertion violated \(slot\[i\]!=0\)' \
@@ -187,6 +193,16 @@ verify "release/state-store-overtakes-take (no release)" release.pml safety \
   'assertion violated \(slot\[0\]==0\)' -DBROKEN_FINALISE_STATE_EARLY
 verify "release/add-links-on-ENOMEM" release.pml safety 'assertion violated active_filled' \
   -DADD_ENOMEM -DBROKEN_ADD_ENOMEM_LINKS
+verify "feature/adder-without-fence (the link buffered past the flag's read)" feature.pml \
+  safety 'assertion violated .*slot\[m\]!=0' -DBROKEN_NO_FENCE
+verify "feature/activator-without-membarrier" feature.pml safety \
+  'assertion violated .*slot\[m\]!=0' -DMEMBARRIER -DBROKEN_NO_FENCE
+verify "feature/adder-reads-the-flag-before-linking" feature.pml safety \
+  'assertion violated .*slot\[m\]!=0' -DBROKEN_READ_BEFORE_LINK
+verify "feature/deactivate-does-not-wait-for-adders" feature.pml safety \
+  'assertion violated \(slot\[i\]==0\)' -DBROKEN_NO_DRAIN
+verify "feature/adder-does-not-read-the-flag-again" feature.pml safety \
+  'assertion violated \(slot\[i\]==0\)' -DBROKEN_NO_RECHECK
 
 # The library's pin (pin.h, lib/pin.c): swf_pin_retire racing the sweeps' swf_pin_put, with the
 # grace period of an epoch/RCU list and of a lock-protected list (swf_grace_lock).

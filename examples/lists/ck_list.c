@@ -1,14 +1,16 @@
 /*
  * examples/lists/ck_list.c - README "Your lists": a CK_LIST read in ck_epoch sections, resumable
- * with the library's pin. Built and run by the examples build; the README shows the part between
- * the [README] markers (test/readme_snippets.py checks that they agree).
+ * with the library's pin, switched on and off exactly (feature.h): the adder and the deleter
+ * each make one more call. Built and run by the examples build; the README shows the part
+ * between the [README] markers (test/readme_snippets.py checks that they agree).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <ck_epoch.h>
 #include <ck_queue.h>
-#include <sweepfill/sweep.h>
+#include <sweepfill/feature.h>
 
 static struct swf_cache *cache;
 
@@ -27,23 +29,39 @@ struct task {
 CK_LIST_HEAD(task_list, task);
 SWF_LIST_CK_LIST_AUTO(tasks, task_list, task, link, shadow, pin)
 
+static struct swf_feature *tracing; /* one shadow per task while on */
+
+static void grace(void *rec)
+{
+    ck_epoch_synchronize(rec);
+}
+
+static int make_feature(struct task_list *all, ck_epoch_record_t *rec)
+{
+    struct swf_feature_config cfg;
+    swf_feature_config_init(&cfg); /* RESUME, compare-and-swap publication */
+    cfg.sweep.list = tasks_list(all);
+    cfg.sweep.cache = cache;
+    cfg.sweep.init = init_shadow;
+    swf_guard_epoch(&cfg.sweep.guard, rec); /* activate and deactivate run on rec's thread */
+    cfg.sweep.section_bound = 1024;         /* leave the epoch section every 1024 members */
+    cfg.synchronize = grace;
+    cfg.synchronize_arg = rec;
+    return swf_feature_create(&cfg, &tracing);
+}
+
+static void add_task(struct task_list *all, struct task *t) /* with the writer lock held */
+{
+    CK_LIST_INSERT_HEAD(all, t, link);
+    if (swf_feature_added(tracing, t, SWF_NOWAIT) == EAGAIN) /* off: one load */
+        swf_feature_catch_up(tracing, NULL); /* or later, from a thread that may block */
+}
+
 static void free_task(struct swf_pin *pin) /* after the grace period and any sweep's unpin */
 {
     struct task *t = (struct task *)((char *)pin - offsetof(struct task, pin));
-    swf_cache_free(cache, swf_slot_take(&t->shadow));
+    swf_feature_release(tracing, t); /* its shadow, if any, back to the cache */
     free(t);
-}
-
-static int fill(struct task_list *all, ck_epoch_record_t *rec)
-{
-    struct swf_sweep_config cfg;
-    swf_sweep_config_init(&cfg); /* RESUME */
-    cfg.list = tasks_list(all);
-    cfg.cache = cache;
-    cfg.init = init_shadow;
-    swf_guard_epoch(&cfg.guard, rec);
-    cfg.section_bound = 1024; /* leave the epoch section every 1024 members */
-    return swf_sweep(&cfg, NULL);
 }
 
 static void delete_task(struct task *t, ck_epoch_record_t *rec) /* with the writer lock held */
@@ -55,6 +73,17 @@ static void delete_task(struct task *t, ck_epoch_record_t *rec) /* with the writ
 }
 /* [README] */
 
+static size_t with_shadow(struct task_list *all)
+{
+    size_t n = 0;
+    struct task *t;
+    CK_LIST_FOREACH(t, all, link)
+    {
+        n += swf_slot_load(&t->shadow) != NULL;
+    }
+    return n;
+}
+
 int main(void)
 {
     static ck_epoch_t epoch;
@@ -62,20 +91,25 @@ int main(void)
     ck_epoch_init(&epoch);
     ck_epoch_register(&epoch, &rec, NULL);
     struct swf_cache_config cc = {.object_size = 64, .name = "ck_list"};
-    struct task_list all = CK_LIST_HEAD_INITIALIZER(all);
-    if (swf_cache_create(&cc, &cache) != 0)
+    static struct task_list all = CK_LIST_HEAD_INITIALIZER(all);
+    if (swf_cache_create(&cc, &cache) != 0 || make_feature(&all, &rec) != 0)
         return 1;
-    for (int i = 0; i < 10000; i++) {
-        struct task *t = calloc(1, sizeof(*t));
-        CK_LIST_INSERT_HEAD(&all, t, link);
-    }
-    int err = fill(&all, &rec);
+    for (int i = 0; i < 10000; i++)
+        add_task(&all, calloc(1, sizeof(struct task)));
+    int err = swf_feature_activate(tracing, NULL);
+    for (int i = 0; i < 1000; i++) /* added while on: filled by their adder */
+        add_task(&all, calloc(1, sizeof(struct task)));
+    size_t on = with_shadow(&all);
+    err |= swf_feature_deactivate(tracing);
+    size_t off = with_shadow(&all);
     while (CK_LIST_FIRST(&all) != NULL)
         delete_task(CK_LIST_FIRST(&all), &rec);
     ck_epoch_barrier(&rec);
     struct swf_cache_stats st;
     swf_cache_stats(cache, &st);
-    printf("ck_list: fill %d, objects alive after every task was deleted: %llu\n", err,
-           (unsigned long long)st.alive);
-    return err != 0 || st.alive != 0 || swf_cache_destroy(cache) != 0;
+    printf("ck_list: activate/deactivate %d, %zu of 11000 shadowed while on, %zu after; objects "
+           "alive after every task was deleted: %llu\n",
+           err, on, off, (unsigned long long)st.alive);
+    return err != 0 || on != 11000 || off != 0 || st.alive != 0 ||
+           swf_feature_destroy(tracing) != 0 || swf_cache_destroy(cache) != 0;
 }

@@ -1,13 +1,16 @@
 /*
  * examples/lists/hash.c - README "Your lists": a hash table of your own (a bucket array of
- * CK_LISTs, resized under a lock) and a ck_hs, each swept with a resumable cursor.
+ * CK_LISTs, resized under a lock) switched on and off exactly (feature.h) with its adder and
+ * deleter, and a ck_hs swept with a resumable cursor.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <ck_epoch.h>
+#include <sweepfill/feature.h>
 #include <sweepfill/list_hash.h>
 
 static struct swf_cache *cache;
@@ -35,17 +38,52 @@ SWF_LIST_BUCKETS_CK_LIST_AUTO(table_entries, table, buckets, nbuckets, gen, buck
                               obj, pin)
 SWF_LIST_CK_HS_AUTO(hs_entries, entry, obj, pin) /* a ck_hs whose keys are struct entry * */
 
-static int fill_table(struct table *t, pthread_rwlock_t *lock)
+static struct swf_feature *cached;    /* one object per entry of the table while on */
+static struct swf_bucket_walk cursor; /* a bucket index and a pinned entry: lives as long */
+
+static void readers_gone(void *lock)
 {
-    struct swf_bucket_walk walk; /* the cursor: a bucket index and a pinned entry */
-    struct swf_sweep_config cfg;
-    swf_sweep_config_init(&cfg);
-    cfg.list = table_entries_list(&walk, t);
-    cfg.cache = cache;
-    cfg.init = init_entry;
-    swf_guard_rwlock(&cfg.guard, lock);
-    cfg.section_bound = 256; /* a resize in between: the walk starts again, nothing missed */
-    return swf_sweep(&cfg, NULL);
+    pthread_rwlock_wrlock(lock);
+    pthread_rwlock_unlock(lock);
+}
+
+static int make_feature(struct table *t, pthread_rwlock_t *lock)
+{
+    struct swf_feature_config cfg;
+    swf_feature_config_init(&cfg);
+    cfg.sweep.list = table_entries_list(&cursor, t);
+    cfg.sweep.cache = cache;
+    cfg.sweep.init = init_entry;
+    swf_guard_rwlock(&cfg.sweep.guard, lock);
+    cfg.sweep.section_bound = 256; /* a resize in between: the walk starts again, nothing missed */
+    cfg.synchronize = readers_gone;
+    cfg.synchronize_arg = lock;
+    return swf_feature_create(&cfg, &cached);
+}
+
+static void add_entry(struct table *t, struct entry *e, pthread_rwlock_t *lock)
+{
+    pthread_rwlock_wrlock(lock);
+    CK_LIST_INSERT_HEAD(&t->buckets[e->key % t->nbuckets], e, link);
+    int err = swf_feature_added(cached, e, SWF_NOWAIT);
+    pthread_rwlock_unlock(lock);
+    if (err == EAGAIN)
+        swf_feature_added(cached, e, SWF_WAIT);
+}
+
+static void entry_gone(struct swf_pin *pin) /* the entry's memory is the caller's */
+{
+    swf_feature_release(cached, (char *)pin - offsetof(struct entry, pin));
+}
+
+static void remove_entry(struct entry *e, pthread_rwlock_t *lock)
+{
+    struct swf_grace grace;
+    swf_grace_lock(&grace);
+    pthread_rwlock_wrlock(lock);
+    CK_LIST_REMOVE(e, link);
+    swf_pin_retire(&e->pin, &grace, entry_gone);
+    pthread_rwlock_unlock(lock);
 }
 
 static int fill_hs(ck_hs_t *hs, ck_epoch_record_t *rec) /* see hs_malloc below */
@@ -100,23 +138,31 @@ int main(void)
     static struct ck_malloc alloc = {hs_malloc, NULL, hs_free};
     ck_hs_t hs;
     ck_hs_init(&hs, CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT, hash_entry, same_entry, &alloc, 64, 1);
+    if (make_feature(&t, &lock) != 0)
+        return 1;
     for (size_t i = 0; i < N; i++) {
         e[i].key = i;
-        CK_LIST_INSERT_HEAD(&t.buckets[i % t.nbuckets], &e[i], link);
+        if (i == N / 2 && swf_feature_activate(cached, NULL) != 0)
+            return 1; /* half added before, half after */
+        add_entry(&t, &e[i], &lock);
     }
-    int err = fill_table(&t, &lock);
-    size_t filled = 0;
-    for (size_t i = 0; i < N; i++) {
+    size_t filled = 0, left = 0;
+    for (size_t i = 0; i < N; i++)
         filled += e[i].obj != NULL;
-        swf_cache_free(cache, swf_slot_take(&e[i].obj));
+    int err = swf_feature_deactivate(cached);
+    for (size_t i = 0; i < N; i++) {
+        left += e[i].obj != NULL;
+        remove_entry(&e[i], &lock);
+        swf_pin_init(&e[i].pin); /* reused below */
         ck_hs_put(&hs, CK_HS_HASH(&hs, hash_entry, &e[i]), &e[i]);
     }
+    err |= swf_feature_destroy(cached) != 0 || left != 0;
     err |= fill_hs(&hs, &rec);
     for (size_t i = 0; i < N; i++) {
         filled += e[i].obj != NULL;
         swf_cache_free(cache, swf_slot_take(&e[i].obj));
     }
-    printf("hash: fill %d, %zu of %d slots filled (bucket array, then ck_hs)\n", err, filled,
+    printf("hash: %d, %zu of %d slots filled (bucket array while on, then ck_hs)\n", err, filled,
            2 * N);
     ck_hs_destroy(&hs);
     free(t.buckets);

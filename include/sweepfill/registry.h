@@ -6,8 +6,8 @@
  * CK_LIST with a writer mutex for add and del, and ck_epoch read-side sections for readers, with
  * the epoch records of reading threads managed for them. A registry is *active* or not:
  *
- *   activate     switch on, make one object per member ready (swf_cache_grow, outside any
- *                section), then sweep (RESUME, CAS publication, bounded sections): when it
+ *   activate     make one object per member ready (swf_cache_grow, outside any section), switch
+ *                on, then sweep (RESUME, CAS publication, bounded sections): when it
  *                returns 0, every member linked at that moment has an object in its slot,
  *                including members added while it ran.
  *   add          link a member; while active, also give it an object (allocated first, so a
@@ -20,10 +20,13 @@
  *
  * The activation protocol (docs/design.md has the argument, docs/model/ the Promela model):
  *   - The active flag is written only under the writer mutex, by activate and deactivate.
- *   - add, under the same mutex, reads the flag, and if it is set allocates the object (NOWAIT,
- *     else WAIT), initialises it and publishes it with a release store, then links the member
- *     (CK_LIST_INSERT_HEAD), all before unlocking. So an add either completes before the flag is
- *     set - then the member is on the list when the sweep starts (the mutex orders the link
+ *   - add, under the same mutex, reads the flag, and if it is set allocates the object (NOWAIT),
+ *     initialises it and publishes it with a release store, then links the member
+ *     (CK_LIST_INSERT_HEAD), all before unlocking. If NOWAIT finds nothing, add unlocks,
+ *     allocates with WAIT, locks again and starts over with that object in hand (freeing it if
+ *     the flag went down meanwhile): no add or del ever waits for memory behind the mutex,
+ *     and activate grows the cache before it sets the flag. So an add either completes before
+ *     the flag is set - then the member is on the list when the sweep starts (the mutex orders the link
  *     before the sweep's first read) and the sweep fills it - or it runs after - then the member
  *     is filled before anyone can reach it. The sweep publishes with a CAS from NULL after a
  *     relaxed emptiness check, so it never overwrites a slot: each member gets one object.
@@ -82,7 +85,8 @@
  * thread's record exists; making it, on a thread's first read, is the blocking step above);
  * read_unlock makes one futex wake system call when a grace-period
  * waiter sleeps (see below), and none otherwise. add and del take the writer mutex; add may wait
- * for memory while active. activate, deactivate, synchronize and destroy block. Nothing blocks
+ * for memory while active, but never while it holds the writer mutex: an activation's grow (which
+ * runs before the flag goes up) or a slow WAIT allocation holds back no other add or del. activate, deactivate, synchronize and destroy block. Nothing blocks
  * inside a read-side section: the activation sweep leaves its section every section_bound
  * visits.
  *

@@ -6,6 +6,7 @@
 
 #include "api.h"
 #include "cache.h"
+#include "feature.h"
 #include "list.h"
 #include "pin.h"
 #include "registry.h"

@@ -1,0 +1,253 @@
+/*
+ * sweepfill/feature.h - switch a feature on and off exactly over a list you own: one object per
+ * member while on, members added at any moment included, and none once off.
+ *
+ * swf_sweep alone promises "every member linked for the whole call has an object". A member
+ * your writer links while the sweep runs may be behind the sweep's cursor, and one linked after
+ * it returns is not seen at all: the adder has a half of the job too. struct swf_feature is both
+ * halves. You keep your list, its lock or RCU, its add and its delete; you add two calls:
+ *
+ *     add:     link m (your list's insert);  swf_feature_added(f, m, SWF_NOWAIT);
+ *     delete:  unlink m;  retire m as the sweep requires (swf_pin_retire);  and in the callback
+ *              that frees m after its grace period:  swf_feature_release(f, m);  free m
+ *
+ * and switch it with swf_feature_activate(f) and swf_feature_deactivate(f).
+ *
+ * What is guaranteed (with the calls above, and the sweep's own rules: sweep.h, list.h):
+ *   - Once swf_feature_activate has returned 0 and until swf_feature_deactivate is called, every
+ *     linked member has an object, except members whose swf_feature_added returned EAGAIN or
+ *     ENOMEM since (they are *owed*: see below) and members whose swf_feature_added has not
+ *     returned yet.
+ *   - Each member holds at most one object: the sweep and the adder both publish with a
+ *     compare-and-swap from NULL, and the loser's object goes back to the cache unseen.
+ *   - When swf_feature_deactivate returns, no member holds an object, and none will until the
+ *     next activation: every object was taken back (an exchange) and freed after a grace period
+ *     (cfg.synchronize), or is taken by swf_feature_release of a member deleted meanwhile. Each
+ *     object is freed once: every taking is an exchange.
+ *
+ * What an adder may do, in each context:
+ *   SWF_NOWAIT   from a hot path, under your writer lock, where nothing may block: lock-free, no
+ *                system call. When no object is ready it returns EAGAIN with the slot left empty
+ *                and the member owed. Then, either
+ *   SWF_WAIT     call swf_feature_added(f, m, SWF_WAIT) again where you may block (after your
+ *                writer lock is dropped, while m is still linked): it fills the slot unless
+ *                someone did, or the feature went off; or
+ *   catch-up     call swf_feature_catch_up(f) later from a thread that may block (not inside a
+ *                read section, not holding your writer lock if the guard takes its read side):
+ *                if any member is owed it runs one more sweep over the whole list (the cost of
+ *                an activation's walk: N visits, objects only for empty slots).
+ *   Never make a SWF_WAIT call while holding a lock that other adders or deleters need: a WAIT
+ *   allocation may wait for the cache's refill mutex (another thread's grow), and would hold them
+ *   all up. activate grows the cache (cfg.prepare) before it raises the flag, so no adder ever
+ *   waits for the activation's own preparation.
+ *
+ * The cost while off: swf_feature_added is inline: a compiler barrier, one relaxed load and a
+ * branch (bench/README.md, generic family). While on: a call, an increment and a decrement of a
+ * per-thread-stripe counter, one NOWAIT allocation, init, and a compare-and-swap.
+ *
+ * Memory ordering: why an adder and the activation's sweep cannot both miss a member.
+ *   adder:      link m (any store that makes m reachable)      activate:  flag on (store)
+ *               A: compiler barrier + membarrier, or a full       B: membarrier(), or a full
+ *                  fence                                            fence
+ *               read the flag (relaxed)                            walk the list from the head
+ *   This is the store-buffering pattern. With a full fence at A and at B (C11
+ *   atomic_thread_fence(memory_order_seq_cst)), one of the two fences comes first in the single
+ *   total order of sequentially consistent fences: if A does, the walk's loads, which follow B,
+ *   see the link (or a later store: m unlinked, or another member linked before it whose next
+ *   leads to m), so the sweep reaches m unless m is deleted; if B does, the adder's load sees
+ *   the flag on and the adder fills m. Both may happen; the compare-and-swap keeps one object.
+ *   Where the kernel offers membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (Linux 4.14; registered
+ *   when the feature is created), the adder's fence A is only a compiler barrier and activate's
+ *   B is a membarrier() call, which makes every running thread of the process execute a full
+ *   barrier: for the adder's thread there is a point at which that barrier takes place; if its
+ *   link was before that point the link is visible to the walk, and if not, its load of the flag
+ *   (after the link in program order, the compiler barrier keeping it so) is after the point and
+ *   sees the flag on. This is the asymmetric fence that liburcu's memb flavour uses, and it is
+ *   what makes the off path one load. Without membarrier (older kernels, a seccomp filter
+ *   that refuses it, a ThreadSanitizer build of the library, or SWF_NO_MEMBARRIER set to
+ *   anything but 0 in the environment when the feature is created) the feature says so in its
+ *   flag word and the adder calls the library, which makes fence A a full fence. A membarrier
+ *   that fails after a successful registration (a seccomp filter installed later) makes
+ *   activate abort: its adders would otherwise be unordered.
+ *   Deactivation: the adder that saw the flag on counts itself in, then reads the flag again,
+ *   publishes only if it is still on, and counts itself out (release); the count-in and that
+ *   load are sequentially consistent (C). deactivate clears the flag and then loads the counts,
+ *   both sequentially consistent too (D), waiting until no adder is counted in before it walks.
+ *   All four are in the single total order of sequentially consistent operations: if the
+ *   adder's load comes before the clearing, its count-in does too, and deactivate's load of
+ *   that count, after the clearing, sees it (or a later value: the count-out), so deactivate
+ *   waits for the count-out and, through its release, sees the publication before walking (the
+ *   walk takes it). docs/design.md has the longer argument and docs/model/feature.pml the model
+ *   (with the fences removed, or the flag read before the link, the model finds a member left
+ *   without an object, or holding one after deactivation).
+ *
+ * Synchronisation ("-": may run concurrently from any threads; "X": keep them apart):
+ *                   added  release  activate  deactivate  catch_up  stats  destroy
+ *   added            -       -*        -          -           -        -      X
+ *   release          -*      -         -          -           -        -      X
+ *   activate         -       -         -          -           -        -      X
+ *   deactivate       -       -         -          -           -        -      X
+ *   catch_up         -       -         -          -           -        -      X
+ *   stats            -       -         -          -           -        -      X
+ *   destroy          X       X         X          X           X        X      X
+ * (activate, deactivate and catch_up serialise on the feature's mutex and run the sweep's guard
+ * and cfg.synchronize on the calling thread: a guard whose state belongs to one thread - a
+ * ck_epoch record - must then be used by one such call at a time, which the mutex ensures, and
+ * be the calling thread's where the guard requires it (urcu). *added and release of the same
+ * member must not overlap: release comes after m's grace period, which follows m's unlink,
+ * which follows its add.) None of them may be called inside one of the list's read sections:
+ * activate, deactivate and catch_up enter the guard and wait for grace periods; added with
+ * SWF_WAIT may block.
+ *
+ * fork: the feature has no fork handlers. A child may use a feature only if no other thread of
+ * the parent was inside its activate, deactivate or catch_up (their mutex) or between an
+ * adder's count-in and count-out (deactivate would wait for it for ever); membarrier's
+ * registration is inherited by the child.
+ *
+ * Progress: added with SWF_NOWAIT and release are lock-free; with SWF_WAIT added may block for
+ * memory. activate, deactivate and catch_up block; deactivate waits for the adders counted in
+ * (each does a bounded amount of work, plus its allocation) and for a grace period.
+ *
+ * Not offered, on purpose: finding out which member an owed slot belongs to (catch-up sweeps
+ * the whole list), and a deactivation that leaves objects in place.
+ */
+#ifndef SWEEPFILL_FEATURE_H
+#define SWEEPFILL_FEATURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "cache.h"
+#include "list.h"
+#include "sweep.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct swf_feature;
+
+struct swf_feature_config {
+    /* The sweep: list (with its slot offset), cache, reserve, init, guard and section_bound as
+     * for swf_sweep; algo too (RESUME by default). publish is ignored: always SWF_PUBLISH_CAS.
+     * deactivate walks the list with the same ops, guard and section bound, taking slots.
+     * What list.list points to (a walk state of list_hash.h) must live as long as the feature. */
+    struct swf_sweep_config sweep;
+    /* Wait for a grace period of the list's readers: every read section that began before the
+     * call has ended when it returns (ck_epoch_synchronize, synchronize_rcu, taking the write
+     * side of the readers' rwlock once). Required; called outside any section, by deactivate. */
+    void (*synchronize)(void *arg);
+    void *synchronize_arg;
+    /* Objects activate makes ready (swf_cache_grow) before it raises the flag: your member count
+     * plus the reserve is the best figure (then the sweep's NOWAIT allocations succeed); 0:
+     * none. */
+    size_t prepare;
+};
+
+static inline void swf_feature_config_init(struct swf_feature_config *cfg)
+{
+    swf_sweep_config_init(&cfg->sweep);
+    cfg->sweep.publish = SWF_PUBLISH_CAS;
+    cfg->synchronize = SWF_NULL_;
+    cfg->synchronize_arg = SWF_NULL_;
+    cfg->prepare = 0;
+}
+
+struct swf_feature_stats {
+    uint32_t active;            /* 1 from the flag's raising to its clearing */
+    uint32_t membarrier;        /* 1: adders pay no fence while off (see the top comment) */
+    uint64_t activations;       /* activate calls that returned 0 */
+    uint64_t deactivations;     /* deactivate calls that returned 0 */
+    uint64_t assigned_by_add;   /* objects published by swf_feature_added */
+    uint64_t assigned_by_sweep; /* objects published by activation and catch-up sweeps */
+    uint64_t lost_races;        /* compare-and-swaps lost by either (the object went back) */
+    uint64_t left_owed;         /* swf_feature_added calls that left the slot empty */
+    uint64_t catch_ups;         /* catch-up sweeps run */
+    uint64_t unpublished;       /* objects taken back by deactivate */
+    uint64_t released;          /* objects taken back by swf_feature_release */
+};
+
+/*
+ * Create a feature, off. Copies cfg. Returns 0; EINVAL (cfg or out NULL; sweep.list.ops, first,
+ * next, cache, init, guard.enter or guard.leave NULL; pin/unpin/linked not all set or all NULL;
+ * reserve 0 or above SWF_SWEEP_RESERVE_MAX; slot_offset not a multiple of sizeof(void *); a
+ * section bound on a list that cannot pin; an unknown algo; synchronize NULL); ENOMEM.
+ * Registers the process for membarrier's private expedited command if the kernel has it.
+ */
+SWF_API int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature **out);
+
+/* Free an inactive feature. Returns 0; EINVAL (NULL); EBUSY while active (nothing is done).
+ * Exclusive: no other call on f may run. */
+SWF_API int swf_feature_destroy(struct swf_feature *f);
+
+/*
+ * Switch on: swf_cache_grow(cache, cfg.prepare) (best effort), raise the flag, the barrier B,
+ * then one sweep (CAS publication). stats (may be NULL) receives the sweep's statistics.
+ * Returns 0: every member linked now has an object, but for owed ones (see the top comment);
+ * EALREADY: already on and complete; ENOMEM: the sweep ran out of memory - the feature stays on
+ * (adders keep filling) and a later activate retries the sweep; EINVAL (f NULL).
+ * Blocking; not inside a read section.
+ */
+SWF_API int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats);
+
+/*
+ * Switch off: clear the flag and wait for the adders counted in (D), then walk the list
+ * (bounded sections, a pinned cursor where the list can pin) taking every slot, wait for a grace
+ * period (cfg.synchronize) and free the objects. Returns 0, with no member holding an object;
+ * EALREADY (not on); EINVAL (f NULL). Never fails for want of memory: if the list of taken
+ * objects cannot grow, it waits for a grace period and frees what it holds before walking on.
+ * Blocking; not inside a read section.
+ */
+SWF_API int swf_feature_deactivate(struct swf_feature *f);
+
+/*
+ * If the feature is on and a swf_feature_added left a slot empty since the last catch-up (or
+ * activation), sweep the list once more (CAS publication). Returns 0 (nothing owed, or the
+ * sweep completed: every member owed before the call has an object); ENOMEM (the sweep ran out
+ * of memory: still owed, call again); EINVAL. Blocking; not inside a read section.
+ */
+SWF_API int swf_feature_catch_up(struct swf_feature *f, struct swf_sweep_stats *stats);
+
+/* The out-of-line half of swf_feature_added: call that instead. */
+SWF_API int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_mode mode);
+
+/* Take back the object of a member whose grace period is over (from the callback that frees
+ * it), and free it to the cache. Returns 0; EINVAL (f or member NULL). Lock-free. */
+SWF_API int swf_feature_release(struct swf_feature *f, void *member);
+
+/* Fill *out; each field was current at some instant during the call. Returns 0; EINVAL. */
+SWF_CXX_SHADOW_OFF_
+SWF_API int swf_feature_stats(struct swf_feature *f, struct swf_feature_stats *out);
+SWF_CXX_SHADOW_ON_
+
+/* The first bytes of a struct swf_feature, read by the inline path: 0 while off on a system
+ * with membarrier; anything else sends swf_feature_added to the library. The library's. */
+struct swf_feature_head_ {
+    uint32_t x_gate;
+};
+
+/*
+ * The adder's half: call right after linking member (your list's insert made it reachable),
+ * inside or outside your writer lock. Returns 0: the feature is off, or member has an object (a
+ * new one, or the sweep's); EAGAIN (SWF_NOWAIT: no object ready; the slot is left empty and
+ * owed - see the top comment for what to do); ENOMEM (SWF_WAIT: no memory; owed likewise);
+ * EINVAL (member NULL, or mode neither SWF_NOWAIT nor SWF_WAIT: checked only while on). f must
+ * be a feature: the inline path does not check it. Off: a compiler barrier, a relaxed load and
+ * a branch, inline.
+ */
+static inline int swf_feature_added(struct swf_feature *f, void *member, enum swf_alloc_mode mode)
+{
+    const struct swf_feature_head_ *h =
+        SWF_STATIC_CAST_(const struct swf_feature_head_ *, SWF_STATIC_CAST_(const void *, f));
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the link stays before the load: fence A */
+    if (__builtin_expect(__atomic_load_n(&h->x_gate, __ATOMIC_RELAXED) == 0, 1))
+        return 0;
+    return swf_feature_added_slow_(f, member, mode);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWEEPFILL_FEATURE_H */

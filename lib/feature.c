@@ -1,0 +1,394 @@
+/*
+ * lib/feature.c - exact activation over a user's list: the flag, the adders' half, the sweep, and
+ * deactivation with a grace period. include/sweepfill/feature.h states the protocol and the
+ * ordering argument (fences A, B, C, D); docs/design.md has it at length, docs/model/feature.pml
+ * checks it.
+ *
+ * The flag word (head.x_gate) is what the inline adder reads: GATE_ON while on, GATE_FENCE for
+ * ever when this feature's adders must fence themselves (no membarrier). Adders that find it
+ * non-zero come here; they count themselves in and out on a stripe of counters chosen per thread,
+ * so that adders of different threads do not share a cache line; deactivate waits for every
+ * stripe to read zero.
+ */
+#include "sweepfill/feature.h"
+
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "tsan.h"
+#include "util.h"
+
+enum { GATE_ON = 1u, GATE_FENCE = 2u };
+enum { STRIPES = 8, DEFAULT_BATCH = 256 };
+
+struct stripe {
+    uint32_t x_adders; /* adders counted in */
+    uint32_t pad_;
+    uint64_t x_assigned, x_lost, x_left;
+} __attribute__((aligned(64)));
+
+struct swf_feature {
+    struct swf_feature_head_ head; /* first: the inline path reads it */
+    uint32_t x_owed;               /* an adder left a slot empty since the last sweep began */
+    struct swf_feature_config cfg;
+    pthread_mutex_t lock; /* activate, deactivate, catch_up */
+    int complete;         /* the current activation's sweep returned 0 */
+    uint64_t x_activations, x_deactivations, x_assigned_by_sweep, x_lost_by_sweep;
+    uint64_t x_catch_ups, x_unpublished, x_released;
+    struct stripe stripes[STRIPES];
+};
+
+/* ---- the barriers --------------------------------------------------------------------------- */
+
+/* Whether the process can use membarrier's private expedited command (registered here: the
+ * registration is per process and lasts). Never under ThreadSanitizer, which cannot see it, and
+ * not when SWF_NO_MEMBARRIER is set in the environment (to test the fence path). */
+static bool membarrier_usable(void)
+{
+#if defined(SWF_TSAN) || !defined(__NR_membarrier)
+    return false;
+#else
+    const char *no = getenv("SWF_NO_MEMBARRIER");
+    if (no != NULL && no[0] != '\0' && strcmp(no, "0") != 0)
+        return false;
+    long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0);
+    if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+        return false;
+    return syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0;
+#endif
+}
+
+/* Barrier B: after the flag went up, before the walk. With membarrier every running thread of
+ * the process executes a full barrier before this returns (threads not running passed one when
+ * they were switched out); the seq_cst fence covers the fence-path adders and this thread. */
+static void barrier_b(struct swf_feature *f)
+{
+    swf_fence_seq_cst();
+#if !defined(SWF_TSAN) && defined(__NR_membarrier)
+    if (!(swf_load_relaxed_32(&f->head.x_gate) & GATE_FENCE) &&
+        syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0) {
+        /* Registered at create (and inherited by fork): only a lost registration gets here. */
+        (void)syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0);
+        if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0)
+            abort(); /* adders rely on it: never silently unordered */
+    }
+#else
+    (void)f;
+#endif
+}
+
+/* ---- the adders' half ------------------------------------------------------------------------ */
+
+static _Thread_local unsigned int my_stripe = STRIPES; /* STRIPES: not chosen yet */
+static unsigned int next_stripe;
+
+static struct stripe *stripe_of_thread(struct swf_feature *f)
+{
+    if (SWF_UNLIKELY(my_stripe == STRIPES))
+        my_stripe = __atomic_fetch_add(&next_stripe, 1, __ATOMIC_RELAXED) % STRIPES;
+    return &f->stripes[my_stripe];
+}
+
+/* Counted in, with the flag seen on after C: give member an object unless it has one. */
+static int fill(struct swf_feature *f, struct stripe *s, void *member, enum swf_alloc_mode mode)
+{
+    void **slot = swf_slot_of(member, f->cfg.sweep.list.slot_offset);
+    if (swf_slot_peek(slot) != NULL)
+        return 0; /* the sweep was first */
+    void *obj = mode == SWF_NOWAIT ? swf_cache_alloc_fast(f->cfg.sweep.cache)
+                                   : swf_cache_alloc(f->cfg.sweep.cache, mode);
+    if (obj == NULL) {
+        swf_fetch_add_relaxed_64(&s->x_left, 1);
+        /* After the link: a catch-up that sees this sees the member on the list. */
+        swf_store_release_32(&f->x_owed, 1);
+        return mode == SWF_NOWAIT ? EAGAIN : ENOMEM;
+    }
+    f->cfg.sweep.init(obj, member, f->cfg.sweep.init_arg);
+    if (swf_slot_publish_cas(slot, obj)) {
+        swf_fetch_add_relaxed_64(&s->x_assigned, 1);
+    } else {
+        swf_cache_free(f->cfg.sweep.cache, obj); /* never published: no grace period needed */
+        swf_fetch_add_relaxed_64(&s->x_lost, 1);
+    }
+    return 0;
+}
+
+int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_mode mode)
+{
+    SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    uint32_t gate = swf_load_relaxed_32(&f->head.x_gate);
+    if (gate & GATE_FENCE) {
+        swf_fence_seq_cst(); /* fence A, in full: no membarrier to pair with */
+        gate = swf_load_relaxed_32(&f->head.x_gate);
+    }
+    if (!(gate & GATE_ON))
+        return 0; /* the activation's walk will see the link (fences A and B) */
+    SWF_CHECK_ARG(member == NULL, EINVAL, "member is NULL");
+    SWF_CHECK_ARG(mode != SWF_NOWAIT && mode != SWF_WAIT, EINVAL,
+                  "mode is neither SWF_NOWAIT nor SWF_WAIT");
+    struct stripe *s = stripe_of_thread(f);
+    /* C: the count-in and the flag's second load, both sequentially consistent, so that one
+     * of them and deactivate's D come first in their single total order (x86: a locked add and
+     * a plain load, no fence instruction). */
+    __atomic_fetch_add(&s->x_adders, 1, __ATOMIC_SEQ_CST);
+    int err = 0;
+    if (__atomic_load_n(&f->head.x_gate, __ATOMIC_SEQ_CST) & GATE_ON)
+        err = fill(f, s, member, mode);
+    swf_fetch_sub_acq_rel_32(&s->x_adders, 1); /* releases the publication to deactivate */
+    if (err == EAGAIN)
+        return swf_fail(__func__, err, "no object ready: the slot is owed (WAIT or catch-up)");
+    return err ? swf_fail(__func__, err, "no memory: the slot is owed (catch-up)") : 0;
+}
+
+int swf_feature_release(struct swf_feature *f, void *member)
+{
+    SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    SWF_CHECK_ARG(member == NULL, EINVAL, "member is NULL");
+    void *obj = swf_slot_take(swf_slot_of(member, f->cfg.sweep.list.slot_offset));
+    if (obj != NULL) {
+        swf_cache_free(f->cfg.sweep.cache, obj);
+        swf_fetch_add_relaxed_64(&f->x_released, 1);
+    }
+    return 0;
+}
+
+/* ---- the sweep --------------------------------------------------------------------------------
+ */
+
+/* Under f->lock, with the flag up: one sweep; an owed slot from before it is the sweep's. */
+static int sweep(struct swf_feature *f, struct swf_sweep_stats *stats)
+{
+    (void)__atomic_exchange_n(&f->x_owed, 0, __ATOMIC_ACQUIRE);
+    struct swf_sweep_stats st;
+    memset(&st, 0, sizeof(st));
+    int err = swf_sweep(&f->cfg.sweep, &st);
+    if (err != 0)
+        swf_store_release_32(&f->x_owed, 1); /* what it did not reach is owed still */
+    swf_fetch_add_relaxed_64(&f->x_assigned_by_sweep, st.assigned);
+    swf_fetch_add_relaxed_64(&f->x_lost_by_sweep, st.lost_races);
+    if (stats != NULL)
+        *stats = st;
+    return err;
+}
+
+int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
+{
+    SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    pthread_mutex_lock(&f->lock);
+    uint32_t gate = swf_load_relaxed_32(&f->head.x_gate);
+    if ((gate & GATE_ON) && f->complete) {
+        pthread_mutex_unlock(&f->lock);
+        return swf_fail(__func__, EALREADY, "f is already active and complete");
+    }
+    if (!(gate & GATE_ON)) {
+        /* Before the flag: no adder allocates while the grow holds the refill mutex. */
+        if (f->cfg.prepare != 0)
+            (void)swf_cache_grow(f->cfg.sweep.cache, f->cfg.prepare);
+        __atomic_fetch_or(&f->head.x_gate, GATE_ON, __ATOMIC_SEQ_CST);
+        barrier_b(f);
+    }
+    int err = sweep(f, stats);
+    f->complete = err == 0;
+    if (err == 0)
+        swf_fetch_add_relaxed_64(&f->x_activations, 1);
+    pthread_mutex_unlock(&f->lock);
+    return err ? swf_fail(__func__, err, "the sweep ran out of memory: call activate again") : 0;
+}
+
+int swf_feature_catch_up(struct swf_feature *f, struct swf_sweep_stats *stats)
+{
+    SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    if (stats != NULL)
+        memset(stats, 0, sizeof(*stats));
+    if (swf_load_acquire_32(&f->x_owed) == 0)
+        return 0;
+    pthread_mutex_lock(&f->lock);
+    int err = 0;
+    if ((swf_load_relaxed_32(&f->head.x_gate) & GATE_ON) && swf_load_acquire_32(&f->x_owed)) {
+        err = sweep(f, stats);
+        swf_fetch_add_relaxed_64(&f->x_catch_ups, 1);
+    }
+    pthread_mutex_unlock(&f->lock);
+    return err ? swf_fail(__func__, err, "the sweep ran out of memory: still owed") : 0;
+}
+
+/* ---- deactivation -----------------------------------------------------------------------------
+ */
+
+/* The objects a deactivation took, freed after one grace period. */
+struct taken {
+    void **v;
+    size_t n, cap;
+    void *local[DEFAULT_BATCH];
+};
+
+/* Room for one more, or false (the walk must then free what it holds first). */
+static bool taken_room(struct taken *t)
+{
+    if (t->n < t->cap)
+        return true;
+    void **bigger = malloc(2 * t->cap * sizeof(void *));
+    if (bigger == NULL)
+        return false;
+    memcpy(bigger, t->v, t->n * sizeof(void *));
+    if (t->v != t->local)
+        free(t->v);
+    t->v = bigger;
+    t->cap *= 2;
+    return true;
+}
+
+/* Outside any section: a grace period, then the objects back to the cache. */
+static void taken_free(struct swf_feature *f, struct taken *t)
+{
+    if (t->n == 0)
+        return;
+    f->cfg.synchronize(f->cfg.synchronize_arg);
+    swf_cache_free_bulk(f->cfg.sweep.cache, t->v, t->n);
+    swf_fetch_add_relaxed_64(&f->x_unpublished, t->n);
+    t->n = 0;
+}
+
+/*
+ * Take every slot, walking as the sweep does: bounded sections, the cursor pinned across them
+ * where the list can pin (and from the head again when it was unlinked meanwhile, or when it
+ * cannot pin: slots taken stay empty, so a restart makes progress).
+ */
+static void take_all(struct swf_feature *f)
+{
+    const struct swf_list *l = &f->cfg.sweep.list;
+    const struct swf_guard *g = &f->cfg.sweep.guard;
+    bool can_pin = swf_list_can_pin(l->ops);
+    size_t bound = f->cfg.sweep.section_bound, section = 0;
+    struct taken t = {.n = 0, .cap = DEFAULT_BATCH};
+    t.v = t.local;
+    g->enter(g->arg);
+    void *m = l->ops->first(l->list);
+    while (m != NULL) {
+        bool full = !taken_room(&t);
+        if (!full) {
+            void *obj = swf_slot_take(swf_slot_of(m, l->slot_offset));
+            if (obj != NULL)
+                t.v[t.n++] = obj;
+            section++;
+            if (bound == 0 || section < bound) {
+                m = l->ops->next(l->list, m);
+                continue;
+            }
+        }
+        /* Leave the section: to bound it, or to free what we hold. */
+        if (can_pin)
+            l->ops->pin(l->list, m);
+        g->leave(g->arg);
+        if (full)
+            taken_free(f, &t);
+        g->enter(g->arg);
+        section = 0;
+        void *next = NULL;
+        if (can_pin) {
+            bool on = l->ops->linked(l->list, m);
+            next = on ? (full ? m : l->ops->next(l->list, m)) : l->ops->first(l->list);
+            l->ops->unpin(l->list, m);
+        } else {
+            next = l->ops->first(l->list);
+        }
+        m = next;
+    }
+    g->leave(g->arg);
+    taken_free(f, &t);
+    if (t.v != t.local)
+        free(t.v);
+}
+
+int swf_feature_deactivate(struct swf_feature *f)
+{
+    SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    pthread_mutex_lock(&f->lock);
+    if (!(swf_load_relaxed_32(&f->head.x_gate) & GATE_ON)) {
+        pthread_mutex_unlock(&f->lock);
+        return swf_fail(__func__, EALREADY, "f is not active");
+    }
+    /* D: the flag's clearing and the loads of the counts, sequentially consistent (see C). */
+    __atomic_fetch_and(&f->head.x_gate, ~(uint32_t)GATE_ON, __ATOMIC_SEQ_CST);
+    f->complete = 0;
+    for (int i = 0; i < STRIPES; i++)
+        while (__atomic_load_n(&f->stripes[i].x_adders, __ATOMIC_SEQ_CST) != 0)
+            sched_yield(); /* an adder between its count-in and count-out: a few steps */
+    take_all(f);
+    swf_fetch_add_relaxed_64(&f->x_deactivations, 1);
+    pthread_mutex_unlock(&f->lock);
+    return 0;
+}
+
+/* ---- create, destroy, stats -------------------------------------------------------------------
+ */
+
+int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature **out)
+{
+    SWF_CHECK_ARG(cfg == NULL, EINVAL, "cfg is NULL");
+    SWF_CHECK_ARG(out == NULL, EINVAL, "out is NULL");
+    SWF_CHECK_ARG(cfg->synchronize == NULL, EINVAL, "cfg->synchronize is NULL");
+    struct swf_sweep_config sc = cfg->sweep;
+    sc.publish = SWF_PUBLISH_CAS;
+    int err = swf_sweep_validate(&sc, sc.list.ops);
+    if (err != 0)
+        return err; /* swf_sweep_validate said why */
+    struct swf_feature *f;
+    if (posix_memalign((void **)&f, 64, sizeof(*f)) != 0)
+        return swf_fail(__func__, ENOMEM, "no memory for the feature");
+    memset(f, 0, sizeof(*f));
+    f->cfg = *cfg;
+    f->cfg.sweep = sc;
+    pthread_mutex_init(&f->lock, NULL);
+    swf_store_relaxed_32(&f->head.x_gate, membarrier_usable() ? 0 : GATE_FENCE);
+    *out = f;
+    return 0;
+}
+
+int swf_feature_destroy(struct swf_feature *f)
+{
+    SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    if (swf_load_relaxed_32(&f->head.x_gate) & GATE_ON)
+        return swf_fail(__func__, EBUSY, "f is active");
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+    return 0;
+}
+
+static uint64_t stripe_sum(struct swf_feature *f, size_t offset)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < STRIPES; i++)
+        sum += swf_load_relaxed_64((const uint64_t *)((const char *)&f->stripes[i] + offset));
+    return sum;
+}
+
+int swf_feature_stats(struct swf_feature *f, struct swf_feature_stats *out)
+{
+    SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    SWF_CHECK_ARG(out == NULL, EINVAL, "out is NULL");
+    struct swf_feature_stats s;
+    memset(&s, 0, sizeof(s));
+    uint32_t gate = swf_load_relaxed_32(&f->head.x_gate);
+    s.active = (gate & GATE_ON) != 0;
+    s.membarrier = (gate & GATE_FENCE) == 0;
+    s.activations = swf_load_relaxed_64(&f->x_activations);
+    s.deactivations = swf_load_relaxed_64(&f->x_deactivations);
+    s.assigned_by_add = stripe_sum(f, offsetof(struct stripe, x_assigned));
+    s.assigned_by_sweep = swf_load_relaxed_64(&f->x_assigned_by_sweep);
+    s.lost_races =
+        stripe_sum(f, offsetof(struct stripe, x_lost)) + swf_load_relaxed_64(&f->x_lost_by_sweep);
+    s.left_owed = stripe_sum(f, offsetof(struct stripe, x_left));
+    s.catch_ups = swf_load_relaxed_64(&f->x_catch_ups);
+    s.unpublished = swf_load_relaxed_64(&f->x_unpublished);
+    s.released = swf_load_relaxed_64(&f->x_released);
+    *out = s;
+    return 0;
+}
