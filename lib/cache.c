@@ -15,7 +15,7 @@
 /* Tell cache.h's inline path whether it must call the library (refill_lock held, or creating). */
 static void update_slow(struct swf_cache *c)
 {
-    uint32_t slow = (SWF_DEBUG ? SLOW_DEBUG : 0) | (swf_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0);
+    uint32_t slow = (c->checks ? SLOW_DEBUG : 0) | (swf_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0);
     swf_store_relaxed_32(&c->owner.head.x_slow, slow);
 }
 
@@ -70,6 +70,7 @@ static void *alloc_wait(struct swf_cache *c)
     }
     count_alloc(c, ts, SWF_WAIT);
     swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
+    swf_mark_clear(obj);
     return obj;
 }
 
@@ -102,20 +103,21 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
     if (obj == NULL)
         return swf_fail_null("swf_cache_alloc", EAGAIN, "no object ready for this thread");
     swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
+    swf_mark_clear(obj);
     return obj;
 }
 
 void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
 {
     /* The common case, kept small enough to need no stack frame: a NOWAIT allocation, no
-     * injection configured, and an object in this thread's loaded magazine. */
+     * injection configured, no full checks, and an object in this thread's loaded magazine. */
     struct swf_tstate *ts;
     if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT &&
-                   !(swf_load_relaxed_32(&c->owner.head.x_slow) & SLOW_FAILSLAB) &&
+                   swf_load_relaxed_32(&c->owner.head.x_slow) == 0 &&
                    (ts = swf_tls_get(&c->owner)) != NULL && ts->pub.loaded->n > 0)) {
         void *obj = ts->pub.loaded->obj[--ts->pub.loaded->n];
+        swf_mark_clear(obj);
         swf_counter_add(&ts->pub.x_allocs_nowait, 1);
-        swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
         return obj;
     }
     return alloc_slow(c, mode);
@@ -129,9 +131,11 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
         return swf_fail("swf_cache_free", EINVAL, "c is NULL");
     if (obj == NULL)
         return 0;
-    swf_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
     bool claimed;
     struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
+    swf_free_check(c, ts, "swf_cache_free", obj);
+    swf_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+    swf_mark_free(c, obj);
     if (ts == NULL) {
         swf_depot_put_one(c, obj);
         swf_fetch_add_relaxed_64(&c->x_frees, 1);
@@ -145,11 +149,13 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
 
 int swf_cache_free(struct swf_cache *c, void *obj)
 {
-    /* The common case: room in this thread's loaded magazine. */
+    /* The common case: no full checks, room in this thread's loaded magazine, and obj an object
+     * of the chunk this thread last freed into that does not carry the free mark (dmap.c). */
     struct swf_tstate *ts;
     if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swf_tls_get(&c->owner)) != NULL &&
-                   ts->pub.loaded->n < MAG_CAP)) {
-        swf_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+                   !(swf_load_relaxed_32(&c->owner.head.x_slow) & SLOW_DEBUG) &&
+                   ts->pub.loaded->n < MAG_CAP && swf_free_ok(c, ts, obj))) {
+        swf_mark_free(c, obj);
         ts->pub.loaded->obj[ts->pub.loaded->n++] = obj;
         swf_counter_add(&ts->pub.x_frees, 1);
         return 0;
@@ -159,11 +165,14 @@ int swf_cache_free(struct swf_cache *c, void *obj)
 
 /* ---- bulk ----------------------------------------------------------------------------------- */
 
-/* Debug checks: objs[i .. end-1] were just handed out. */
+/* objs[i .. end-1] were just handed out: forget their free marks, and move their full checks'
+ * states. */
 static void mark_given(struct swf_cache *c, void *const *objs, size_t i, size_t end)
 {
-    for (; SWF_DEBUG && i < end; i++)
+    for (; i < end; i++) {
         swf_debug_transition(c, "swf_cache_alloc_bulk", objs[i], OBJ_FREE, OBJ_ALLOC);
+        swf_mark_clear(objs[i]);
+    }
 }
 
 /* The run of entries from i that are NULL (want_null) or not: one past its end. */
@@ -284,27 +293,26 @@ size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void 
     return n - nulls + given;
 }
 
-/* Put a bound thread's runs of non-NULL entries into its loaded magazine, whole runs copied;
+/* Put a bound thread's non-NULL entries into its loaded magazine, each checked and marked as a
+ * single free is, one at a time so that an entry given twice is caught by the mark;
  * swf_tstate_put makes room (prev, an empty depot magazine) as it fills. Returns how many. */
 static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *const *objs,
                                size_t n)
 {
     uint64_t freed = 0;
-    for (size_t i = run_end(objs, 0, n, true); i < n; i = run_end(objs, i, n, true)) {
-        for (size_t end = run_end(objs, i, n, false); i < end;) {
-            struct swf_magazine_ *m = ts->pub.loaded;
-            uint32_t room = MAG_CAP - m->n;
-            if (room == 0) {
-                swf_tstate_put(c, ts, objs[i++]);
-                freed++;
-                continue;
-            }
-            uint32_t k = room < end - i ? room : (uint32_t)(end - i);
-            memcpy(&m->obj[m->n], &objs[i], k * sizeof(void *));
-            m->n += k;
-            i += k;
-            freed += k;
-        }
+    for (size_t i = 0; i < n; i++) {
+        void *obj = objs[i];
+        if (obj == NULL)
+            continue;
+        if (SWF_UNLIKELY(!swf_free_ok(c, ts, obj)))
+            swf_free_check(c, ts, "swf_cache_free_bulk", obj);
+        swf_mark_free(c, obj);
+        struct swf_magazine_ *m = ts->pub.loaded;
+        if (m->n < MAG_CAP)
+            m->obj[m->n++] = obj;
+        else
+            swf_tstate_put(c, ts, obj);
+        freed++;
     }
     return freed;
 }
@@ -313,7 +321,7 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     SWF_CHECK_ARG(objs == NULL && n > 0, EINVAL, "objs is NULL and n is not 0");
-    for (size_t i = 0; SWF_DEBUG && i < n; i++)
+    for (size_t i = 0; c->checks && i < n; i++)
         if (objs[i] != NULL)
             swf_debug_transition(c, "swf_cache_free_bulk", objs[i], OBJ_ALLOC, OBJ_FREE);
     bool claimed;
@@ -329,6 +337,8 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (objs[i] == NULL)
             continue;
+        swf_free_check(c, NULL, "swf_cache_free_bulk", objs[i]);
+        swf_mark_free(c, objs[i]);
         buf[nbuf++] = objs[i];
         freed++;
         if (nbuf == MAG_CAP) {
@@ -451,7 +461,6 @@ static size_t natural_align(size_t size)
 static void cache_free_memory(struct swf_cache *c)
 {
     swf_chunks_free(c);
-    swf_dmap_fini(c);
     swf_failslab_fini(&c->fs);
     if (c->mags.x_blocks != NULL)
         swf_itable_fini(&c->mags);
@@ -479,6 +488,7 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
                   "cfg->huge_pages is not an enum swf_huge_pages value");
     SWF_CHECK_ARG(cfg->grow_threads > SWF_CACHE_GROW_THREADS_MAX, EINVAL,
                   "cfg->grow_threads is above SWF_CACHE_GROW_THREADS_MAX");
+    SWF_CHECK_ARG(cfg->checks > 1, EINVAL, "cfg->checks is neither 0 nor 1");
     SWF_CHECK_ARG(cfg->huge_pages == SWF_HUGE_PAGES_REQUIRED && !swf_thp_available(), ENOTSUP,
                   "huge pages are required but the system has transparent huge pages off");
     for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
@@ -498,6 +508,8 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     c->lock_memory = cfg->lock_memory;
     c->huge_pages = cfg->huge_pages;
     c->grow_threads = cfg->grow_threads ? cfg->grow_threads : 1;
+    c->checks = cfg->checks || swf_checks_all();
+    swf_free_check_init(c);
     snprintf(c->name, sizeof(c->name), "%s", cfg->name ? cfg->name : "");
     c->x_limit = cfg->limit;
     c->owner.ops = &swf_cache_owner_ops;
@@ -509,8 +521,7 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     if (err == 0 &&
         (swf_itable_init(&c->mags, sizeof(struct swf_mag), MAG_BLOCK_SHIFT, MAG_BLOCKS_MAX) != 0 ||
          swf_itable_init(&c->tstates, (sizeof(struct swf_tstate) + 63) & ~(size_t)63,
-                         TS_BLOCK_SHIFT, TS_BLOCKS_MAX) != 0 ||
-         swf_dmap_init(c) != 0))
+                         TS_BLOCK_SHIFT, TS_BLOCKS_MAX) != 0))
         err = ENOMEM;
     pthread_mutex_lock(&c->refill_lock);
     if (err == 0) {

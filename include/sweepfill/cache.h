@@ -136,12 +136,14 @@ struct swf_cache_config {
     size_t limit;       /* most objects the cache ever holds (alive + ready); 0 = no limit */
     const char *name;   /* optional, copied (first 63 bytes); used in messages, and matched in
                            full against SWF_FAILSLAB's cache= key */
-    unsigned int lock_memory; /* 1: mlock every chunk of objects as it is mapped (a grow then
-                                 fails with EPERM or ENOMEM when RLIMIT_MEMLOCK forbids); 0: no */
-    unsigned int huge_pages;  /* enum swf_huge_pages: transparent huge pages for the objects */
+    unsigned int lock_memory;  /* 1: mlock every chunk of objects as it is mapped (a grow then
+                                  fails with EPERM or ENOMEM when RLIMIT_MEMLOCK forbids); 0: no */
+    unsigned int huge_pages;   /* enum swf_huge_pages: transparent huge pages for the objects */
     unsigned int grow_threads; /* threads that prepare a large mapping in parallel (0 or 1: the
                                   calling thread alone; at most SWF_CACHE_GROW_THREADS_MAX) */
-    unsigned int reserved[5]; /* must be zero */
+    unsigned int checks;       /* 1: full misuse checks for this cache (as SWF_DEBUG=checks gives
+                                  every cache: see swf_cache_free); 0: the always-on ones only */
+    unsigned int reserved[4];  /* must be zero */
 };
 
 /*
@@ -377,12 +379,16 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  * them), so the two views never disagree, even under link-time optimisation. Do not touch these
  * structures yourself.
  */
-#define SWF_CACHE_INLINE_ABI 1
+#define SWF_CACHE_INLINE_ABI 2
 
 struct swf_cache_head_ {
     uint64_t id;     /* the cache's identity: unique in the process, never 0, never reused */
     uint32_t handle; /* its index in every thread's binding table */
-    uint32_t x_slow; /* non-zero: calls must go to the library (debug checks, injection) */
+    uint32_t x_slow; /* non-zero: calls must go to the library (full checks, injection) */
+    uint64_t mark;   /* a free object's first word is mark ^ its address (random per cache) */
+    uint64_t inv;    /* the inverse, modulo 2^64, of the stride's odd part */
+    uint32_t shift;  /* the stride's trailing zero bits */
+    uint32_t unused_;
 };
 
 struct swf_magazine_ {
@@ -397,6 +403,8 @@ struct swf_thread_cache_ {
     struct swf_magazine_ *prev;    /* the library's */
     uint64_t x_allocs_nowait;      /* relaxed single-writer counters, summed by stats */
     uint64_t x_frees;
+    uintptr_t base;                /* the chunk this thread last freed into: its first object */
+    uint64_t nobjs;                /* and how many objects it holds (0: none checked yet) */
 };
 
 struct swf_binding_ {
@@ -435,21 +443,40 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
                          1)) {
         struct swf_magazine_ *m = ts->loaded;
         void *obj = m->obj[--m->n];
+        uint64_t zero = 0; /* forget the free mark: a later free of it is not suspect */
+        __builtin_memcpy(obj, &zero, sizeof(zero));
         __atomic_store_n(&ts->x_allocs_nowait, ts->x_allocs_nowait + 1, __ATOMIC_RELAXED);
         return obj;
     }
     return swf_cache_alloc(c, SWF_NOWAIT);
 }
 
+/* Whether obj is an object of the chunk ts last freed into, and does not carry the free mark: one
+ * multiplication does both the bounds and the divisibility test (the quotient of a multiple of the
+ * stride, or a huge number otherwise). */
+static inline int swf_cache_free_ok_(const struct swf_cache_head_ *h,
+                                     const struct swf_thread_cache_ *ts, const void *obj)
+{
+    uint64_t q = (SWF_REINTERPRET_CAST_(uintptr_t, obj) - ts->base) * h->inv;
+    q = (q >> h->shift) | (q << ((64 - h->shift) & 63));
+    uint64_t word;
+    return q < ts->nobjs && (__builtin_memcpy(&word, obj, sizeof(word)),
+                             word != (h->mark ^ SWF_REINTERPRET_CAST_(uintptr_t, obj)));
+}
+
 /* swf_cache_free(c, obj), inline in the common case. */
 static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
 {
     struct swf_thread_cache_ *ts;
+    const struct swf_cache_head_ *h =
+        SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, c));
     if (__builtin_expect(c != SWF_NULL_ && obj != SWF_NULL_ &&
                              (ts = swf_cache_state_(c)) != SWF_NULL_ &&
-                             ts->loaded->n < SWF_CACHE_MAGAZINE,
+                             ts->loaded->n < SWF_CACHE_MAGAZINE && swf_cache_free_ok_(h, ts, obj),
                          1)) {
         struct swf_magazine_ *m = ts->loaded;
+        uint64_t marked = h->mark ^ SWF_REINTERPRET_CAST_(uintptr_t, obj);
+        __builtin_memcpy(obj, &marked, sizeof(marked));
         m->obj[m->n++] = obj;
         __atomic_store_n(&ts->x_frees, ts->x_frees + 1, __ATOMIC_RELAXED);
         return 0;
