@@ -69,8 +69,8 @@ static void *alloc_wait(struct swf_cache *c)
                              err ? why : "no memory for this thread's magazines");
     }
     count_alloc(c, ts, SWF_WAIT);
+    swf_recent_forget(c, ts, obj);
     swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
-    swf_mark_clear(obj);
     return obj;
 }
 
@@ -93,9 +93,10 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
     void *obj = take(c, ts);
     if (obj == NULL)
         obj = swf_shared_take(c, claimed ? ts : NULL, false);
-    if (obj != NULL)
+    if (obj != NULL) {
         count_alloc(c, ts, mode);
-    else if (ts != NULL)
+        swf_recent_forget(c, ts, obj);
+    } else if (ts != NULL)
         swf_counter_add(&ts->x_fails_nowait, 1);
     else
         swf_fetch_add_relaxed_64(&c->x_fails_nowait, 1);
@@ -103,7 +104,6 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
     if (obj == NULL)
         return swf_fail_null("swf_cache_alloc", EAGAIN, "no object ready for this thread");
     swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
-    swf_mark_clear(obj);
     return obj;
 }
 
@@ -116,7 +116,7 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
                    swf_load_relaxed_32(&c->owner.head.x_slow) == 0 &&
                    (ts = swf_tls_get(&c->owner)) != NULL && ts->pub.loaded->n > 0)) {
         void *obj = ts->pub.loaded->obj[--ts->pub.loaded->n];
-        swf_mark_clear(obj);
+        ts->pub.recent[swf_cache_slot_(c, obj)] = NULL;
         swf_counter_add(&ts->pub.x_allocs_nowait, 1);
         return obj;
     }
@@ -135,7 +135,7 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
     struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
     swf_free_check(c, ts, "swf_cache_free", obj);
     swf_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
-    swf_mark_free(c, obj);
+    swf_recent_put(c, ts, obj);
     if (ts == NULL) {
         swf_depot_put_one(c, obj);
         swf_fetch_add_relaxed_64(&c->x_frees, 1);
@@ -149,13 +149,13 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
 
 int swf_cache_free(struct swf_cache *c, void *obj)
 {
-    /* The common case: no full checks, room in this thread's loaded magazine, and obj an object
-     * of the chunk this thread last freed into that does not carry the free mark (dmap.c). */
+    /* The common case: room in this thread's loaded magazine, and obj an object of the chunk this
+     * thread last freed into that it did not free last (dmap.c; with full checks on, no chunk is
+     * remembered, so every free takes the slow path). */
     struct swf_tstate *ts;
     if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swf_tls_get(&c->owner)) != NULL &&
-                   !(swf_load_relaxed_32(&c->owner.head.x_slow) & SLOW_DEBUG) &&
                    ts->pub.loaded->n < MAG_CAP && swf_free_ok(c, ts, obj))) {
-        swf_mark_free(c, obj);
+        ts->pub.recent[swf_cache_slot_(c, obj)] = obj;
         ts->pub.loaded->obj[ts->pub.loaded->n++] = obj;
         swf_counter_add(&ts->pub.x_frees, 1);
         return 0;
@@ -165,14 +165,15 @@ int swf_cache_free(struct swf_cache *c, void *obj)
 
 /* ---- bulk ----------------------------------------------------------------------------------- */
 
-/* objs[i .. end-1] were just handed out: forget their free marks, and move their full checks'
- * states. */
-static void mark_given(struct swf_cache *c, void *const *objs, size_t i, size_t end)
+/* objs[i .. end-1] were just handed out from ts (NULL: the depot): forget them in its table of
+ * recent frees, and move their full checks' states. */
+static void mark_given(struct swf_cache *c, struct swf_tstate *ts, void *const *objs, size_t i,
+                       size_t end)
 {
-    for (; i < end; i++) {
+    for (size_t k = i; ts != NULL && k < end; k++)
+        ts->pub.recent[swf_cache_slot_(c, objs[k])] = NULL;
+    for (; c->checks && i < end; i++)
         swf_debug_transition(c, "swf_cache_alloc_bulk", objs[i], OBJ_FREE, OBJ_ALLOC);
-        swf_mark_clear(objs[i]);
-    }
 }
 
 /* The run of entries from i that are NULL (want_null) or not: one past its end. */
@@ -196,7 +197,7 @@ static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *
                 if (obj == NULL)
                     return given;
                 objs[i] = obj;
-                mark_given(c, objs, i, i + 1);
+                mark_given(c, ts, objs, i, i + 1);
                 i++;
                 given++;
                 continue;
@@ -204,7 +205,7 @@ static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *
             uint32_t k = m->n < end - i ? m->n : (uint32_t)(end - i);
             m->n -= k;
             memcpy(&objs[i], &m->obj[m->n], k * sizeof(void *));
-            mark_given(c, objs, i, i + k);
+            mark_given(c, ts, objs, i, i + k);
             i += k;
             given += k;
         }
@@ -224,7 +225,7 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
         if (next == nbuf && (nbuf = swf_depot_take_into(c, buf, MAG_CAP), next = 0, nbuf == 0))
             break;
         objs[i] = buf[next++];
-        mark_given(c, objs, i, i + 1);
+        mark_given(c, NULL, objs, i, i + 1);
         given++;
     }
     if (next < nbuf)
@@ -244,7 +245,7 @@ static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls
             continue;
         if ((objs[i] = swf_shared_take(c, claimed ? ts : NULL, false)) == NULL)
             break;
-        mark_given(c, objs, i, i + 1);
+        mark_given(c, NULL, objs, i, i + 1);
         given++;
     }
     if (ts != NULL) {
@@ -293,8 +294,8 @@ size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void 
     return n - nulls + given;
 }
 
-/* Put a bound thread's non-NULL entries into its loaded magazine, each checked and marked as a
- * single free is, one at a time so that an entry given twice is caught by the mark;
+/* Put a bound thread's non-NULL entries into its loaded magazine, each checked and noted as a
+ * single free is, one at a time so that an entry given twice is caught;
  * swf_tstate_put makes room (prev, an empty depot magazine) as it fills. Returns how many. */
 static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *const *objs,
                                size_t n)
@@ -306,7 +307,7 @@ static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void 
             continue;
         if (SWF_UNLIKELY(!swf_free_ok(c, ts, obj)))
             swf_free_check(c, ts, "swf_cache_free_bulk", obj);
-        swf_mark_free(c, obj);
+        ts->pub.recent[swf_cache_slot_(c, obj)] = obj;
         struct swf_magazine_ *m = ts->pub.loaded;
         if (m->n < MAG_CAP)
             m->obj[m->n++] = obj;
@@ -338,7 +339,6 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
         if (objs[i] == NULL)
             continue;
         swf_free_check(c, NULL, "swf_cache_free_bulk", objs[i]);
-        swf_mark_free(c, objs[i]);
         buf[nbuf++] = objs[i];
         freed++;
         if (nbuf == MAG_CAP) {

@@ -10,7 +10,7 @@
  *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
  *   chunk.c     mapping and preparing memory for objects (and swf_prefault)
  *   dmap.c      the process-wide map from address to chunk (the always-on check of every
- *               free), the free mark's double-free check, and the full checks' object states
+ *               free), the double-free check of recent frees, and the full checks' states
  *   deferred.c  frees after an epoch grace period
  *
  * Where a free object can be, and who may touch it there:
@@ -42,7 +42,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include <ck_epoch.h>
 
@@ -339,33 +338,34 @@ void swf_chunks_free(struct swf_cache *c);
 int swf_dmap_insert(struct swf_chunk *ch);
 void swf_dmap_remove(const struct swf_chunk *ch);
 
-/* Set the head's mark and stride inverse (create). */
+/* Set the head's stride inverse (create). */
 void swf_free_check_init(struct swf_cache *c);
 
-/* Whether obj is an object of the chunk ts last freed into and carries no free mark: cache.h's
- * test, the library's fast path. */
+/* Whether obj is an object of the chunk ts last freed into and not in its table of recent frees:
+ * cache.h's test, the library's fast path. */
 static inline bool swf_free_ok(const struct swf_cache *c, const struct swf_tstate *ts,
                                const void *obj)
 {
     return swf_cache_free_ok_(&c->owner.head, &ts->pub, obj);
 }
 
-/* Mark obj free, and forget the mark (what free and alloc write in the first word). */
-static inline void swf_mark_free(const struct swf_cache *c, void *obj)
+/* Note obj in the table of recent frees of ts (the state a free put it in; NULL: none), and forget
+ * it there (the state an allocation took it from). */
+static inline void swf_recent_put(struct swf_cache *c, struct swf_tstate *ts, void *obj)
 {
-    uint64_t m = c->owner.head.mark ^ (uintptr_t)obj;
-    memcpy(obj, &m, sizeof(m));
+    if (ts != NULL)
+        ts->pub.recent[swf_cache_slot_(c, obj)] = obj;
 }
 
-static inline void swf_mark_clear(void *obj)
+static inline void swf_recent_forget(struct swf_cache *c, struct swf_tstate *ts, void *obj)
 {
-    uint64_t zero = 0;
-    memcpy(obj, &zero, sizeof(zero));
+    if (ts != NULL)
+        ts->pub.recent[swf_cache_slot_(c, obj)] = NULL;
 }
 
 /* Every free's check, in every build: abort naming fn unless obj is an object of c (the map's
  * chunk is c's, and obj is the start of one of its objects); then, when ts is not NULL, make the
- * chunk ts's cached one, and abort if obj carries the free mark and is in ts's magazines. */
+ * chunk ts's cached one, and abort if obj is in ts's table of recent frees and in its magazines. */
 void swf_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj);
 
 /* Full checks: move obj from state `from` to `to` or abort naming fn. */

@@ -17,12 +17,16 @@
  * rotation and a compare, exact for any stride (n is a multiple of d = d' 2^k, d' odd, if and
  * only if rotr(n * inverse(d'), k) <= (2^64 - 1) / d, which is then n / d).
  *
- * The free mark (glibc's tcache key, in spirit): a free writes mark ^ address into the object's
- * first word (every stride holds one; the loose list overwrites it with its link), an
- * allocation writes 0 there. A free that finds the mark looks for the object in the magazines
- * of the thread state it frees into (at most 2 x 60 entries) and aborts if it is there: the
- * common double free, of an object still in the freeing thread's magazines. The mark is random
- * per cache, so a live object holds it only by a 2^-64 chance, which costs a scan, not an abort.
+ * Recent frees (glibc's tcache key, in spirit, kept beside the objects instead of in them, so
+ * that the cache never writes into an object): a thread state has a table of 128 slots, and a
+ * free into it writes obj in slot (obj >> shift) % 128, an allocation from it clears that slot.
+ * A free that finds obj already there looks for it in that state's magazines (at most 2 x 60
+ * entries) and aborts if it is there: the common double free, of an object still in the freeing
+ * thread's magazines. Any 128 consecutive objects of a chunk have slots of their own (their
+ * addresses >> shift differ by multiples of the stride's odd part), so the table misses a double
+ * free only when another object with the same slot was freed or allocated in between; an entry
+ * left behind (the object went to the depot and another thread allocated it) costs one scan that
+ * finds nothing, never an abort.
  *
  * Full checks (cfg->checks, SWF_DEBUG=checks, a debug-check build): one state byte per object,
  * prepared with its chunk, moved by a compare-and-swap on every allocation and free: a double
@@ -32,7 +36,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/auxv.h>
 
 #define DMAP_GRANULE_BITS 16                /* 64 KiB: CHUNK_ALIGN */
 #define DMAP_L2_BITS      16                /* address bits 16-31 */
@@ -103,13 +106,6 @@ void swf_dmap_remove(const struct swf_chunk *ch)
 
 void swf_free_check_init(struct swf_cache *c)
 {
-    /* The kernel's 16 random bytes for this process (no system call), mixed with the cache's
-     * address: a mark no program computes by accident. */
-    uint64_t seed = 0;
-    const unsigned char *r = (const unsigned char *)getauxval(AT_RANDOM);
-    if (r != NULL)
-        memcpy(&seed, r + 8, sizeof(seed));
-    c->owner.head.mark = swf_mix64(seed ^ swf_mix64((uintptr_t)c));
     uint32_t shift = (uint32_t)__builtin_ctzll(c->stride);
     uint64_t odd = c->stride >> shift, inv = odd; /* correct to 3 bits: odd * odd = 1 mod 8 */
     for (int i = 0; i < 5; i++)                   /* Newton: 6, 12, 24, 48, 96 bits */
@@ -154,11 +150,11 @@ void swf_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, 
         not_ours(c, fn, ch, obj);
     if (ts == NULL)
         return;
-    ts->pub.base = (uintptr_t)ch->base;
-    ts->pub.nobjs = ch->nobjs;
-    uint64_t word;
-    memcpy(&word, obj, sizeof(word));
-    if (word == (c->owner.head.mark ^ (uintptr_t)obj) &&
+    if (!c->checks) { /* full checks: every free must reach them, none takes the fast path */
+        ts->pub.base = (uintptr_t)ch->base;
+        ts->pub.nobjs = ch->nobjs;
+    }
+    if (ts->pub.recent[swf_cache_slot_(c, obj)] == obj &&
         (in_mag(ts->pub.loaded, obj) || in_mag(ts->pub.prev, obj)))
         swf_die(fn, "double free of %p (cache '%s')", obj, c->name);
 }

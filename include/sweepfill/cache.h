@@ -385,11 +385,13 @@ struct swf_cache_head_ {
     uint64_t id;     /* the cache's identity: unique in the process, never 0, never reused */
     uint32_t handle; /* its index in every thread's binding table */
     uint32_t x_slow; /* non-zero: calls must go to the library (full checks, injection) */
-    uint64_t mark;   /* a free object's first word is mark ^ its address (random per cache) */
     uint64_t inv;    /* the inverse, modulo 2^64, of the stride's odd part */
     uint32_t shift;  /* the stride's trailing zero bits */
     uint32_t unused_;
 };
+
+/* Slots of a thread's table of the objects it freed last (swf_thread_cache_.recent). */
+#define SWF_CACHE_RECENT_ 128
 
 struct swf_magazine_ {
     uint32_t x_link_; /* the depot's */
@@ -405,6 +407,8 @@ struct swf_thread_cache_ {
     uint64_t x_frees;
     uintptr_t base;                /* the chunk this thread last freed into: its first object */
     uint64_t nobjs;                /* and how many objects it holds (0: none checked yet) */
+    void *recent[SWF_CACHE_RECENT_]; /* obj at slot (obj >> shift) % 128 when this thread freed
+                                        it last, NULL when it allocated it since (or never) */
 };
 
 struct swf_binding_ {
@@ -434,6 +438,16 @@ static inline struct swf_thread_cache_ *swf_cache_state_(struct swf_cache *c)
     return SWF_STATIC_CAST_(struct swf_thread_cache_ *, t->table[h->handle].state);
 }
 
+/* obj's slot in a thread's table of the objects it freed last: consecutive objects differ by an
+ * odd number in (address >> shift), so any 128 of them in a row have slots of their own. */
+static inline unsigned swf_cache_slot_(struct swf_cache *c, const void *obj)
+{
+    const struct swf_cache_head_ *h =
+        SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, c));
+    return SWF_STATIC_CAST_(unsigned, (SWF_REINTERPRET_CAST_(uintptr_t, obj) >> h->shift) %
+                                          SWF_CACHE_RECENT_);
+}
+
 /* swf_cache_alloc(c, SWF_NOWAIT), inline in the common case. */
 static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 {
@@ -443,25 +457,23 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
                          1)) {
         struct swf_magazine_ *m = ts->loaded;
         void *obj = m->obj[--m->n];
-        uint64_t zero = 0; /* forget the free mark: a later free of it is not suspect */
-        __builtin_memcpy(obj, &zero, sizeof(zero));
+        ts->recent[swf_cache_slot_(c, obj)] = SWF_NULL_; /* a later free of it is not suspect */
         __atomic_store_n(&ts->x_allocs_nowait, ts->x_allocs_nowait + 1, __ATOMIC_RELAXED);
         return obj;
     }
     return swf_cache_alloc(c, SWF_NOWAIT);
 }
 
-/* Whether obj is an object of the chunk ts last freed into, and does not carry the free mark: one
- * multiplication does both the bounds and the divisibility test (the quotient of a multiple of the
- * stride, or a huge number otherwise). */
+/* Whether obj is an object of the chunk ts last freed into, and not in ts's table of objects it
+ * freed last: one multiplication does both the bounds and the divisibility test (the quotient of
+ * a multiple of the stride, or a huge number otherwise). */
 static inline int swf_cache_free_ok_(const struct swf_cache_head_ *h,
                                      const struct swf_thread_cache_ *ts, const void *obj)
 {
-    uint64_t q = (SWF_REINTERPRET_CAST_(uintptr_t, obj) - ts->base) * h->inv;
+    uintptr_t a = SWF_REINTERPRET_CAST_(uintptr_t, obj);
+    uint64_t q = (a - ts->base) * h->inv;
     q = (q >> h->shift) | (q << ((64 - h->shift) & 63));
-    uint64_t word;
-    return q < ts->nobjs && (__builtin_memcpy(&word, obj, sizeof(word)),
-                             word != (h->mark ^ SWF_REINTERPRET_CAST_(uintptr_t, obj)));
+    return q < ts->nobjs && ts->recent[(a >> h->shift) % SWF_CACHE_RECENT_] != obj;
 }
 
 /* swf_cache_free(c, obj), inline in the common case. */
@@ -475,8 +487,7 @@ static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
                              ts->loaded->n < SWF_CACHE_MAGAZINE && swf_cache_free_ok_(h, ts, obj),
                          1)) {
         struct swf_magazine_ *m = ts->loaded;
-        uint64_t marked = h->mark ^ SWF_REINTERPRET_CAST_(uintptr_t, obj);
-        __builtin_memcpy(obj, &marked, sizeof(marked));
+        ts->recent[swf_cache_slot_(c, obj)] = obj;
         m->obj[m->n++] = obj;
         __atomic_store_n(&ts->x_frees, ts->x_frees + 1, __ATOMIC_RELAXED);
         return 0;
