@@ -7,6 +7,7 @@
  * the full checks off and on (swf_cache_config.checks). Every object comes back: destroy
  * succeeds with nothing alive. A false positive aborts the program (and fails the test).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -166,6 +167,9 @@ static void run(size_t size, unsigned checks)
 
 int main(void)
 {
+    struct swf_cache_config bad = {.object_size = 64, .checks = 2};
+    struct swf_cache *c;
+    ok(swf_cache_create(&bad, &c) == EINVAL, "cfg.checks = 2 is EINVAL");
     run(24, 0);
     run(200, 0);
     run(4096, 0);

@@ -228,11 +228,11 @@ struct swf_cache_stats {
  * Create a cache. On success stores it in *out and returns 0.
  * Concurrency: any thread, any time. Progress: blocking (maps memory for prefill).
  * Returns EINVAL: cfg or out NULL, object_size 0 or above SWF_CACHE_OBJECT_MAX, align not a power
- * of two or above SWF_CACHE_ALIGN_MAX, limit below prefill, lock_memory not 0 or 1, huge_pages
- * not an enum swf_huge_pages value, grow_threads above SWF_CACHE_GROW_THREADS_MAX, reserved not
- * zero, or a malformed SWF_FAILSLAB; ENOMEM: the system refused memory; EPERM: lock_memory and
- * mlock was refused; ENOTSUP: huge_pages is SWF_HUGE_PAGES_REQUIRED and the system has
- * transparent huge pages off; EAGAIN: SWF_CACHE_MAX caches and registries are alive.
+ * of two or above SWF_CACHE_ALIGN_MAX, limit below prefill, lock_memory or checks not 0 or 1,
+ * huge_pages not an enum swf_huge_pages value, grow_threads above SWF_CACHE_GROW_THREADS_MAX,
+ * reserved not zero, or a malformed SWF_FAILSLAB; ENOMEM: the system refused memory; EPERM:
+ * lock_memory and mlock was refused; ENOTSUP: huge_pages is SWF_HUGE_PAGES_REQUIRED and the
+ * system has transparent huge pages off; EAGAIN: SWF_CACHE_MAX caches and registries are alive.
  */
 SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out);
 
@@ -258,16 +258,33 @@ SWF_API void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
 /*
  * Free an object allocated from c. Lock-free, no system call, no allocation, from any thread.
  * Returns 0 (also for obj NULL, which does nothing); EINVAL if c is NULL.
- * Debug-check builds abort with a message on a double free or a pointer c never handed out.
+ * Misuse aborts, printing one line to stderr that names the function, the pointer and the cache
+ * ("sweepfill: swf_cache_free: 0x... was not allocated from cache 'name' (...)", "sweepfill:
+ * swf_cache_free: double free of 0x... (cache 'name')") before the object goes anywhere. Always,
+ * in every build, at a cost of a few instructions (bench/README.md):
+ *   - obj not the start of an object of c: from malloc, into an object, or another cache's
+ *     object, of any size (found in O(1) from the address: a process-wide map of the chunks);
+ *   - a double free of an object that is in the magazines of the thread state the free goes to
+ *     (the calling thread's own, or a shared pair it borrows): each thread state remembers the
+ *     objects freed to it in a table of 128 slots, where any 128 consecutive objects of a
+ *     mapping have slots of their own, and the double free is caught unless an allocation or
+ *     free of another object with the same slot came in between (a free from a thread without
+ *     a state, through the depot, is not looked for).
+ * With the full checks - swf_cache_config.checks = 1 for this cache, or for every cache the
+ * environment variable SWF_DEBUG=checks (api.h) or a library built with meson
+ * -Ddebug_checks=true (swf_debug_checks()) - also any double free wherever the object is (the
+ * depot, another thread's magazines, the loose list) and a free of an object queued for a
+ * deferred free: one state byte per object, changed by a compare-and-swap on every allocation and
+ * free, which also sends the inline path (swf_cache_alloc_fast) to the library.
  */
 SWF_API int swf_cache_free(struct swf_cache *c, void *obj);
 
 /*
- * Free n objects once a ck_epoch grace period has elapsed after this call: for objects that
- * readers inside an epoch section may still hold. The objects are queued on rec (the calling
- * thread's epoch record) with ck_epoch_call, in batches of up to SWF_CACHE_MAGAZINE, and return
- * to the cache when that record dispatches them (ck_epoch_poll, ck_epoch_reclaim,
- * ck_epoch_barrier, or swf_cache_quiesce).
+ * Free n objects (none NULL) once a ck_epoch grace period has elapsed after this call: for
+ * objects that readers inside an epoch section may still hold. The objects are queued on rec
+ * (the calling thread's epoch record) with ck_epoch_call, in batches of up to
+ * SWF_CACHE_MAGAZINE, and return to the cache when that record dispatches them (ck_epoch_poll,
+ * ck_epoch_reclaim, ck_epoch_barrier, or swf_cache_quiesce).
  * Concurrency: any thread, with its own record (ck_epoch_call is single-producer per record).
  * Progress: lock-free while spare magazines exist; otherwise it takes the refill mutex to make
  * one. Ordering: a full fence precedes the ck_epoch_call, so whatever the caller did before (the
@@ -275,6 +292,10 @@ SWF_API int swf_cache_free(struct swf_cache *c, void *obj);
  * Concurrency Kit's ck_epoch_poll (0.7.1, 0.7.2) from freeing them early on ARM or POWER.
  * Returns 0; EINVAL if c or rec is NULL or objs is NULL with n > 0; ENOMEM if no magazine
  * could be made, in which case none of the n objects was queued and the caller still owns them.
+ * Misuse aborts as swf_cache_free's does, naming swf_cache_free_deferred: always, before
+ * anything is queued, an entry that is not an object of c (NULL included) or that is in the
+ * calling thread's magazines as swf_cache_free finds it; with the full checks, an entry that is
+ * free or already queued. The objects themselves are not written: readers may still hold them.
  */
 SWF_API int swf_cache_free_deferred(struct swf_cache *c, struct ck_epoch_record *rec,
                                     void *const *objs, size_t n);
@@ -356,7 +377,8 @@ SWF_API size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mod
 /*
  * Free the non-NULL entries of objs[0 .. n-1] (allocated from c). Lock-free, no system call, no
  * allocation, from any thread; whole magazines go to the depot at once. Returns 0; EINVAL if c
- * is NULL or objs is NULL with n > 0. Debug-check builds abort on a double or foreign free.
+ * is NULL or objs is NULL with n > 0. Each entry is checked as swf_cache_free checks obj (an
+ * entry given twice in objs is a double free), and misuse aborts naming swf_cache_free_bulk.
  */
 SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n);
 
@@ -366,11 +388,13 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  * swf_cache_alloc(c, SWF_NOWAIT) and swf_cache_free(c, obj) do in the common case - the calling
  * thread's loaded magazine has an object, or has room - and call them otherwise. Same contracts
  * (lock-free, no system call, no allocation, no page fault, errors), with no call and no PLT
- * indirection on the common path. In a debug-check build of the library, or while failure
+ * indirection on the common path, and the same always-on checks of the freed pointer (the test
+ * against the chunk the thread last freed into, and its table of recent frees; anything else
+ * calls the library, which checks it in full). With the full checks on for c, or while failure
  * injection is on for c, they always call the library.
  *
  * They read the structures below, which the library lays out this way for as long as its soname
- * is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 1): the first bytes of a struct swf_cache; the
+ * is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 2): the first bytes of a struct swf_cache; the
  * calling thread's binding table (swf_thread_self_, an initial-exec TLS variable the library
  * exports), indexed by the cache's handle; the first bytes of a thread's state for a cache; and
  * the first bytes of a magazine. Changing any of them, or what the library stores there, needs a
