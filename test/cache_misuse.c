@@ -183,6 +183,14 @@ static void defer_twice(void)
     swf_cache_free_deferred(cache, &rec, &o, 1);
 }
 
+/* Not an abort: the reason of an EINVAL on stderr, with the full checks on for the process. */
+static void einval(void)
+{
+    struct swf_cache *c;
+    say(NULL);
+    swf_cache_create(NULL, &c);
+}
+
 static void report(void)
 {
     say((void *)(size_t)swf_debug_checks());
@@ -212,6 +220,7 @@ static const struct misuse cases[] = {
     {"free_while_deferred", free_while_deferred},
     {"defer_twice", defer_twice},
     {"report", report},
+    {"einval", einval},
 };
 
 /* Child: argv[1] names the case, argv[2] is "checks" for a cache with cfg.checks = 1. */
@@ -353,6 +362,15 @@ int main(int argc, char **argv)
     o = run("report", false, "plain");
     ok(WIFEXITED(o.status) && strcmp(o.out, swf_debug_checks() ? "0x1" : "(nil)") == 0,
        "without SWF_DEBUG: swf_debug_checks() is what the build says (got %s)", o.out);
+
+    o = run("einval", true, "plain");
+    ok(WIFEXITED(o.status) &&
+           strcmp(o.err, "sweepfill: swf_cache_create: EINVAL: cfg is NULL") == 0,
+       "SWF_DEBUG=checks: an EINVAL prints its reason (got \"%s\")", o.err);
+    if (!swf_debug_checks()) {
+        o = run("einval", false, "plain");
+        ok(WIFEXITED(o.status) && o.err[0] == '\0', "without full checks: it prints nothing");
+    }
 
     full_checks(true, "plain");
     full_checks(false, "checks");

@@ -10,14 +10,14 @@
  * Misuse: what is caught prints one line, "sweepfill: <function>: <what>", to stderr and aborts
  * (the line names the pointer and, for a cache, the cache). Every build catches, in O(1) per
  * free, a free of a pointer the cache never handed out (from malloc, into an object, another
- * cache's), a double free of an object still in the freeing thread's magazines, and a pin put
- * without its get (cache.h at swf_cache_free, pin.h). The full checks also catch a double free
- * wherever the object is, and the rest the headers list under "full checks": they are on for
- * every cache when sweepfill was built with meson -Ddebug_checks=true or when the environment
- * variable SWF_DEBUG holds the word "checks" as the library is loaded (SWF_DEBUG=checks: no
- * rebuild needed), and for one cache with swf_cache_config.checks = 1. With them on for the
- * process, every EINVAL reason is printed to stderr too. Misuse not caught is undefined
- * behaviour.
+ * cache's), the common double free (of an object still in the freeing thread's magazines;
+ * cache.h at swf_cache_free says exactly when), and a pin put without its get (pin.h). The full
+ * checks also catch a double free wherever the object is, and a free of an object queued for a
+ * deferred free (cache.h): they are on for every cache when sweepfill was built with meson
+ * -Ddebug_checks=true or when the environment variable SWF_DEBUG holds the word "checks" as the
+ * library is loaded (SWF_DEBUG=checks: no rebuild needed), and for one cache with
+ * swf_cache_config.checks = 1. With them on for the process, every EINVAL reason is printed to
+ * stderr too. Misuse not caught is undefined behaviour.
  *
  * Every public symbol starts with swf_ (types, functions) or SWF_ (macros, constants); the shared
  * library exports nothing else.

@@ -141,8 +141,8 @@ struct swf_cache_config {
     unsigned int huge_pages;   /* enum swf_huge_pages: transparent huge pages for the objects */
     unsigned int grow_threads; /* threads that prepare a large mapping in parallel (0 or 1: the
                                   calling thread alone; at most SWF_CACHE_GROW_THREADS_MAX) */
-    unsigned int checks;       /* 1: full misuse checks for this cache (as SWF_DEBUG=checks gives
-                                  every cache: see swf_cache_free); 0: the always-on ones only */
+    unsigned int checks;       /* 1: full misuse checks for this cache (what SWF_DEBUG=checks
+                                  gives every cache: see swf_cache_free); 0: the process's */
     unsigned int reserved[4];  /* must be zero */
 };
 
