@@ -76,6 +76,7 @@ int main(void)
 
     /* the hot path, in a reader: NULL or an initialised object */
     struct shadow_stack *s = swf_slot_load(&pool[42].shadow);
+    bool initialised = s != NULL && s->depth == 0; /* read before the free below */
 
     struct task *t; /* switching off, with no reader left: take every object back */
     CK_LIST_FOREACH(t, &all_tasks, link)
@@ -83,5 +84,5 @@ int main(void)
         swf_cache_free(stacks, swf_slot_take(&t->shadow));
     }
     ck_epoch_unregister(&my_epoch_record);
-    return err == 0 && s != NULL && s->depth == 0 && swf_cache_destroy(stacks) == 0 ? 0 : 1;
+    return err == 0 && initialised && swf_cache_destroy(stacks) == 0 ? 0 : 1;
 }

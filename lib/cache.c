@@ -15,7 +15,7 @@
 /* Tell cache.h's inline path whether it must call the library (refill_lock held, or creating). */
 static void update_slow(struct swf_cache *c)
 {
-    uint32_t slow = (SWF_DEBUG ? SLOW_DEBUG : 0) | (swf_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0);
+    uint32_t slow = (c->checks ? SLOW_DEBUG : 0) | (swf_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0);
     swf_store_relaxed_32(&c->owner.head.x_slow, slow);
 }
 
@@ -73,6 +73,7 @@ static void *alloc_wait(struct swf_cache *c)
                              err ? why : "no memory for this thread's magazines");
     }
     count_alloc(c, ts, SWF_WAIT);
+    swf_recent_forget(c, ts, obj);
     swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
     return obj;
 }
@@ -96,9 +97,10 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
     void *obj = take(c, ts);
     if (obj == NULL)
         obj = swf_shared_take(c, claimed ? ts : NULL, false);
-    if (obj != NULL)
+    if (obj != NULL) {
         count_alloc(c, ts, mode);
-    else if (ts != NULL)
+        swf_recent_forget(c, ts, obj);
+    } else if (ts != NULL)
         swf_counter_add(&ts->x_fails_nowait, 1);
     else
         swf_fetch_add_relaxed_64(&c->x_fails_nowait, 1);
@@ -112,14 +114,14 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
 void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
 {
     /* The common case, kept small enough to need no stack frame: a NOWAIT allocation, no
-     * injection configured, and an object in this thread's loaded magazine. */
+     * injection configured, no full checks, and an object in this thread's loaded magazine. */
     struct swf_tstate *ts;
     if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT &&
-                   !(swf_load_relaxed_32(&c->owner.head.x_slow) & SLOW_FAILSLAB) &&
+                   swf_load_relaxed_32(&c->owner.head.x_slow) == 0 &&
                    (ts = swf_tls_get(&c->owner)) != NULL && ts->pub.loaded->n > 0)) {
         void *obj = ts->pub.loaded->obj[--ts->pub.loaded->n];
+        ts->pub.recent[swf_cache_slot_(c, obj)] = NULL;
         swf_counter_add(&ts->pub.x_allocs_nowait, 1);
-        swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
         return obj;
     }
     return alloc_slow(c, mode);
@@ -133,9 +135,11 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
         return swf_fail("swf_cache_free", EINVAL, "c is NULL");
     if (obj == NULL)
         return 0;
-    swf_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
     bool claimed;
     struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
+    swf_free_check(c, ts, "swf_cache_free", obj);
+    swf_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+    swf_recent_put(c, ts, obj);
     if (ts == NULL) {
         swf_depot_put_one(c, obj);
         swf_fetch_add_relaxed_64(&c->x_frees, 1);
@@ -149,11 +153,13 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
 
 int swf_cache_free(struct swf_cache *c, void *obj)
 {
-    /* The common case: room in this thread's loaded magazine. */
+    /* The common case: room in this thread's loaded magazine, and obj an object of the chunk this
+     * thread last freed into that it did not free last (dmap.c; with full checks on, no chunk is
+     * remembered, so every free takes the slow path). */
     struct swf_tstate *ts;
     if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swf_tls_get(&c->owner)) != NULL &&
-                   ts->pub.loaded->n < MAG_CAP)) {
-        swf_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+                   ts->pub.loaded->n < MAG_CAP && swf_free_ok(c, ts, obj))) {
+        ts->pub.recent[swf_cache_slot_(c, obj)] = obj;
         ts->pub.loaded->obj[ts->pub.loaded->n++] = obj;
         swf_counter_add(&ts->pub.x_frees, 1);
         return 0;
@@ -163,10 +169,14 @@ int swf_cache_free(struct swf_cache *c, void *obj)
 
 /* ---- bulk ----------------------------------------------------------------------------------- */
 
-/* Debug checks: objs[i .. end-1] were just handed out. */
-static void mark_given(struct swf_cache *c, void *const *objs, size_t i, size_t end)
+/* objs[i .. end-1] were just handed out from ts (NULL: the depot): forget them in its table of
+ * recent frees, and move their full checks' states. */
+static void mark_given(struct swf_cache *c, struct swf_tstate *ts, void *const *objs, size_t i,
+                       size_t end)
 {
-    for (; SWF_DEBUG && i < end; i++)
+    for (size_t k = i; ts != NULL && k < end; k++)
+        ts->pub.recent[swf_cache_slot_(c, objs[k])] = NULL;
+    for (; c->checks && i < end; i++)
         swf_debug_transition(c, "swf_cache_alloc_bulk", objs[i], OBJ_FREE, OBJ_ALLOC);
 }
 
@@ -191,7 +201,7 @@ static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *
                 if (obj == NULL)
                     return given;
                 objs[i] = obj;
-                mark_given(c, objs, i, i + 1);
+                mark_given(c, ts, objs, i, i + 1);
                 i++;
                 given++;
                 continue;
@@ -199,7 +209,7 @@ static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *
             uint32_t k = m->n < end - i ? m->n : (uint32_t)(end - i);
             m->n -= k;
             memcpy(&objs[i], &m->obj[m->n], k * sizeof(void *));
-            mark_given(c, objs, i, i + k);
+            mark_given(c, ts, objs, i, i + k);
             i += k;
             given += k;
         }
@@ -219,7 +229,7 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
         if (next == nbuf && (nbuf = swf_depot_take_into(c, buf, MAG_CAP), next = 0, nbuf == 0))
             break;
         objs[i] = buf[next++];
-        mark_given(c, objs, i, i + 1);
+        mark_given(c, NULL, objs, i, i + 1);
         given++;
     }
     if (next < nbuf)
@@ -239,7 +249,7 @@ static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls
             continue;
         if ((objs[i] = swf_shared_take(c, claimed ? ts : NULL, false)) == NULL)
             break;
-        mark_given(c, objs, i, i + 1);
+        mark_given(c, NULL, objs, i, i + 1);
         given++;
     }
     if (ts != NULL) {
@@ -288,27 +298,26 @@ size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void 
     return n - nulls + given;
 }
 
-/* Put a bound thread's runs of non-NULL entries into its loaded magazine, whole runs copied;
+/* Put a bound thread's non-NULL entries into its loaded magazine, each checked and noted as a
+ * single free is, one at a time so that an entry given twice is caught;
  * swf_tstate_put makes room (prev, an empty depot magazine) as it fills. Returns how many. */
 static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *const *objs,
                                size_t n)
 {
     uint64_t freed = 0;
-    for (size_t i = run_end(objs, 0, n, true); i < n; i = run_end(objs, i, n, true)) {
-        for (size_t end = run_end(objs, i, n, false); i < end;) {
-            struct swf_magazine_ *m = ts->pub.loaded;
-            uint32_t room = MAG_CAP - m->n;
-            if (room == 0) {
-                swf_tstate_put(c, ts, objs[i++]);
-                freed++;
-                continue;
-            }
-            uint32_t k = room < end - i ? room : (uint32_t)(end - i);
-            memcpy(&m->obj[m->n], &objs[i], k * sizeof(void *));
-            m->n += k;
-            i += k;
-            freed += k;
-        }
+    for (size_t i = 0; i < n; i++) {
+        void *obj = objs[i];
+        if (obj == NULL)
+            continue;
+        if (SWF_UNLIKELY(!swf_free_ok(c, ts, obj)))
+            swf_free_check(c, ts, "swf_cache_free_bulk", obj);
+        ts->pub.recent[swf_cache_slot_(c, obj)] = obj;
+        struct swf_magazine_ *m = ts->pub.loaded;
+        if (m->n < MAG_CAP)
+            m->obj[m->n++] = obj;
+        else
+            swf_tstate_put(c, ts, obj);
+        freed++;
     }
     return freed;
 }
@@ -317,7 +326,7 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     SWF_CHECK_ARG(objs == NULL && n > 0, EINVAL, "objs is NULL and n is not 0");
-    for (size_t i = 0; SWF_DEBUG && i < n; i++)
+    for (size_t i = 0; c->checks && i < n; i++)
         if (objs[i] != NULL)
             swf_debug_transition(c, "swf_cache_free_bulk", objs[i], OBJ_ALLOC, OBJ_FREE);
     bool claimed;
@@ -333,6 +342,7 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (objs[i] == NULL)
             continue;
+        swf_free_check(c, NULL, "swf_cache_free_bulk", objs[i]);
         buf[nbuf++] = objs[i];
         freed++;
         if (nbuf == MAG_CAP) {
@@ -456,7 +466,6 @@ static size_t natural_align(size_t size)
 static void cache_free_memory(struct swf_cache *c)
 {
     swf_chunks_free(c);
-    swf_dmap_fini(c);
     swf_failslab_fini(&c->fs);
     if (c->mags.x_blocks != NULL)
         swf_itable_fini(&c->mags);
@@ -484,6 +493,7 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
                   "cfg->huge_pages is not an enum swf_huge_pages value");
     SWF_CHECK_ARG(cfg->grow_threads > SWF_CACHE_GROW_THREADS_MAX, EINVAL,
                   "cfg->grow_threads is above SWF_CACHE_GROW_THREADS_MAX");
+    SWF_CHECK_ARG(cfg->checks > 1, EINVAL, "cfg->checks is neither 0 nor 1");
     SWF_CHECK_ARG(cfg->huge_pages == SWF_HUGE_PAGES_REQUIRED && !swf_thp_available(), ENOTSUP,
                   "huge pages are required but the system has transparent huge pages off");
     for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
@@ -503,6 +513,8 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     c->lock_memory = cfg->lock_memory;
     c->huge_pages = cfg->huge_pages;
     c->grow_threads = cfg->grow_threads ? cfg->grow_threads : 1;
+    c->checks = cfg->checks || swf_checks_all();
+    swf_free_check_init(c);
     snprintf(c->name, sizeof(c->name), "%s", cfg->name ? cfg->name : "");
     c->x_limit = cfg->limit;
     c->owner.ops = &swf_cache_owner_ops;
@@ -514,8 +526,7 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     if (err == 0 &&
         (swf_itable_init(&c->mags, sizeof(struct swf_mag), MAG_BLOCK_SHIFT, MAG_BLOCKS_MAX) != 0 ||
          swf_itable_init(&c->tstates, (sizeof(struct swf_tstate) + 63) & ~(size_t)63,
-                         TS_BLOCK_SHIFT, TS_BLOCKS_MAX) != 0 ||
-         swf_dmap_init(c) != 0))
+                         TS_BLOCK_SHIFT, TS_BLOCKS_MAX) != 0))
         err = ENOMEM;
     pthread_mutex_lock(&c->refill_lock);
     /* Tables and shared states wait for the first use (swf_cache_first_use); a prefill is one. */

@@ -9,7 +9,8 @@
  *   loose.c     the loose list: objects freed when no magazine had room
  *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
  *   chunk.c     mapping and preparing memory for objects (and swf_prefault)
- *   dmap.c      the debug-check build's map from address to object state
+ *   dmap.c      the process-wide map from address to chunk (the always-on check of every
+ *               free), the double-free check of recent frees, and the full checks' states
  *   deferred.c  frees after an epoch grace period
  *
  * Where a free object can be, and who may touch it there:
@@ -71,7 +72,7 @@
 enum obj_state { OBJ_FREE = 0, OBJ_ALLOC = 1, OBJ_DEFERRED = 2 };
 
 /* Bits of owner.x_slow: why cache.h's inline path must call the library. */
-#define SLOW_DEBUG    1u /* debug checks: every object's state is tracked */
+#define SLOW_DEBUG    1u /* full checks: every object's state is tracked */
 #define SLOW_FAILSLAB 2u /* failure injection is on */
 
 /* A magazine. Its head is cache.h's struct swf_magazine_, which the inline path reads and
@@ -121,10 +122,11 @@ _Static_assert(offsetof(struct swf_tls_owner, head) == 0, "the owner's head come
 
 struct swf_chunk {
     struct swf_chunk *next;
+    struct swf_cache *cache; /* the owner: what every free checks (dmap.c) */
     char *base;
     size_t map_bytes;
     size_t nobjs;
-    uint8_t *state; /* debug checks: one enum obj_state per object, prepared memory */
+    uint8_t *state; /* full checks: one enum obj_state per object, prepared memory */
     size_t state_bytes;
     uint64_t huge_bytes; /* backed by huge pages when prepared */
 };
@@ -137,6 +139,7 @@ struct swf_cache {
     unsigned int lock_memory;
     unsigned int huge_pages;
     unsigned int grow_threads;
+    bool checks; /* full checks (cfg->checks, SWF_DEBUG=checks or a debug-check build) */
     char name[64];
 
     /* Each hot shared word on its own cache line. */
@@ -173,8 +176,7 @@ struct swf_cache {
     uint64_t x_bytes_mapped;
     uint64_t x_huge_bytes;
     uint64_t x_chunks;
-    struct swf_chunk ***dmap; /* debug checks: granule -> chunk */
-    const char *map_why;      /* why the last swf_map_objects came up short */
+    const char *map_why; /* why the last swf_map_objects came up short */
 };
 
 /* ---- depot.c ---------------------------------------------------------------------------------
@@ -342,18 +344,49 @@ void swf_chunks_free(struct swf_cache *c);
 /* ---- dmap.c ----------------------------------------------------------------------------------
  */
 
-int swf_dmap_init(struct swf_cache *c);
-void swf_dmap_fini(struct swf_cache *c);
-/* Record a chunk's granules (refill_lock held). 0 or ENOMEM. */
-int swf_dmap_insert(struct swf_cache *c, struct swf_chunk *ch);
-/* Debug checks: move obj from state `from` to `to` or abort naming fn. No-op without checks. */
+/* Record a chunk's granules in the process-wide map (refill_lock held), and forget them (before
+ * the chunk is unmapped). 0 or ENOMEM (no memory for a table, or an address beyond 2^48). */
+int swf_dmap_insert(struct swf_chunk *ch);
+void swf_dmap_remove(const struct swf_chunk *ch);
+
+/* Set the head's stride inverse (create). */
+void swf_free_check_init(struct swf_cache *c);
+
+/* Whether obj is an object of the chunk ts last freed into and not in its table of recent frees:
+ * cache.h's test, the library's fast path. */
+static inline bool swf_free_ok(const struct swf_cache *c, const struct swf_tstate *ts,
+                               const void *obj)
+{
+    return swf_cache_free_ok_(&c->owner.head, &ts->pub, obj);
+}
+
+/* Note obj in the table of recent frees of ts (the state a free put it in; NULL: none), and forget
+ * it there (the state an allocation took it from). */
+static inline void swf_recent_put(struct swf_cache *c, struct swf_tstate *ts, void *obj)
+{
+    if (ts != NULL)
+        ts->pub.recent[swf_cache_slot_(c, obj)] = obj;
+}
+
+static inline void swf_recent_forget(struct swf_cache *c, struct swf_tstate *ts, void *obj)
+{
+    if (ts != NULL)
+        ts->pub.recent[swf_cache_slot_(c, obj)] = NULL;
+}
+
+/* Every free's check, in every build: abort naming fn unless obj is an object of c (the map's
+ * chunk is c's, and obj is the start of one of its objects); then, when ts is not NULL, make the
+ * chunk ts's cached one, and abort if obj is in ts's table of recent frees and in its magazines. */
+void swf_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj);
+
+/* Full checks: move obj from state `from` to `to` or abort naming fn. */
 void swf_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
                                uint8_t to);
 
 static inline void swf_debug_transition(struct swf_cache *c, const char *fn, void *obj,
                                         uint8_t from, uint8_t to)
 {
-    if (SWF_DEBUG)
+    if (SWF_UNLIKELY(c->checks))
         swf_debug_transition_slow(c, fn, obj, from, to);
 }
 

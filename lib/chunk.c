@@ -7,9 +7,9 @@
  * goes as fast as the kernel allows: madvise(MADV_POPULATE_WRITE) (Linux 5.14) makes the kernel
  * fault the whole range in one call, with no trip back to user space per page (a write per page
  * where the kernel lacks it); large chunks are 2 MiB-aligned and advised MADV_HUGEPAGE, so that
- * one fault brings 512 pages; and with grow_threads the range is split between threads. The same goes for every other byte a lock-free path may
- * write: magazine and thread-state blocks (istack.c), the debug states (here), binding tables
- * (thread.c).
+ * one fault brings 512 pages; and with grow_threads the range is split between threads. The same
+ * goes for every other byte a lock-free path may write: magazine and thread-state blocks
+ * (istack.c), the full checks' states (here), binding tables (thread.c).
  *
  * A chunk's objects go on the depot in magazines that are taken before the chunk is mapped:
  * when the magazine table is full, the chunk is made smaller (or not mapped at all) rather than
@@ -184,7 +184,8 @@ static size_t allowed_by_limit(struct swf_cache *c, size_t want)
     return limit - capacity < want ? (size_t)(limit - capacity) : want;
 }
 
-/* Map a chunk for up to `nobjs` objects, with its debug states; NULL and *err on failure. */
+/* Map a chunk for up to `nobjs` objects, with its full checks' states, and enter it in the
+ * process-wide map; NULL and *err on failure. */
 static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
 {
     size_t bytes;
@@ -219,19 +220,21 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
     }
     ch->map_bytes = bytes;
     ch->nobjs = nobjs;
-    if (SWF_DEBUG) {
+    ch->cache = c;
+    if (c->checks) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         ch->state_bytes = (nobjs + page - 1) & ~(page - 1);
         struct swf_prep small = {.lock = c->lock_memory, .threads = 1};
         ch->state = (uint8_t *)swf_map_prepared(ch->state_bytes, page, &small, err);
-        if (ch->state == NULL || swf_dmap_insert(c, ch) != 0) {
-            if (ch->state != NULL)
-                munmap(ch->state, ch->state_bytes);
-            munmap(ch->base, ch->map_bytes);
-            free(ch);
-            *err = ENOMEM;
-            return NULL;
-        }
+    }
+    /* Every free looks its pointer up in the process-wide map (dmap.c). */
+    if ((c->checks && ch->state == NULL) || swf_dmap_insert(ch) != 0) {
+        if (ch->state != NULL)
+            munmap(ch->state, ch->state_bytes);
+        munmap(ch->base, ch->map_bytes);
+        free(ch);
+        *err = ENOMEM;
+        return NULL;
     }
     return ch;
 }
@@ -347,6 +350,7 @@ void swf_chunks_free(struct swf_cache *c)
 {
     for (struct swf_chunk *ch = c->chunks, *next; ch != NULL; ch = next) {
         next = ch->next;
+        swf_dmap_remove(ch);
         munmap(ch->base, ch->map_bytes);
         if (ch->state != NULL)
             munmap(ch->state, ch->state_bytes);

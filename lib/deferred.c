@@ -40,6 +40,12 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     SWF_CHECK_ARG(rec == NULL, EINVAL, "rec is NULL");
     SWF_CHECK_ARG(objs == NULL && n > 0, EINVAL, "objs is NULL and n is not 0");
+    /* The always-on check, before anything is queued; it reads an object but writes none
+     * (readers may still hold them). */
+    struct swf_tstate *ts = swf_tls_get(&c->owner);
+    for (size_t i = 0; i < n; i++)
+        if (ts == NULL || !swf_free_ok(c, ts, objs[i]))
+            swf_free_check(c, ts, "swf_cache_free_deferred", objs[i]);
     size_t want = (n + MAG_CAP - 1) / MAG_CAP;
     struct swf_mag *chain;
     if (swf_mags_take_chain(c, want, false, &chain) < want) {
@@ -53,8 +59,7 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
         struct swf_mag *m = chain;
         chain = swf_mags_chain_next(c, m);
         while (m->pub.n < MAG_CAP && done < n) {
-            swf_debug_transition(c, "swf_cache_free_deferred", objs[done], OBJ_ALLOC,
-                                 OBJ_DEFERRED);
+            swf_debug_transition(c, "swf_cache_free_deferred", objs[done], OBJ_ALLOC, OBJ_DEFERRED);
             m->pub.obj[m->pub.n++] = objs[done++];
         }
         m->epoch = rec->global;

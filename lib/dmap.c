@@ -1,79 +1,172 @@
 /*
- * lib/dmap.c - the debug-check build's map from an address to the chunk that holds it, and the
- * per-object states (free, allocated, queued for a deferred free) that catch double frees and
- * foreign pointers.
+ * lib/dmap.c - the checks every free makes, in every build, and the full checks' object states.
  *
- * Two levels over 64 KiB granules (chunks are aligned to CHUNK_ALIGN, one granule): the first
- * indexed by address bits 32-47, the second by bits 16-31. Entries are published with a release
- * store after the chunk is filled in; lookups acquire. The pages a lock-free path writes (the
- * state bytes) are prepared when the chunk is mapped (chunk.c); the map itself is only read there,
- * in entries that dmap_insert wrote.
+ * The map. A process-wide map from an address to the chunk that holds it, kept by chunk.c as
+ * chunks are mapped and unmapped: two levels over 64 KiB granules (chunks are aligned to
+ * CHUNK_ALIGN, one granule, and no two chunks share one), the first a static array indexed by
+ * address bits 32-47 (512 KiB of untouched, hence unbacked, BSS), the second tables of 4 GiB
+ * made on demand by the blocking path that maps a chunk and never freed. Entries are published
+ * with a release store after the chunk is filled in; lookups acquire. A lookup is two dependent
+ * loads and no lock, so a free checks its pointer in O(1) whatever the number of caches.
+ *
+ * What a free checks (swf_free_check): the chunk holding obj belongs to the cache it is freed
+ * into, and obj is the start of one of its objects - which rules out a pointer from malloc, one
+ * into the middle of an object, and another cache's object, whatever its size. A thread state
+ * remembers the last chunk it checked (cache.h: base, nobjs), so the common free does only
+ * cache.h's test: a subtraction, a multiplication by the inverse of the stride's odd part, a
+ * rotation and a compare, exact for any stride (n is a multiple of d = d' 2^k, d' odd, if and
+ * only if rotr(n * inverse(d'), k) <= (2^64 - 1) / d, which is then n / d).
+ *
+ * Recent frees (glibc's tcache key, in spirit, kept beside the objects instead of in them, so
+ * that the cache never writes into an object): a thread state has a table of 128 slots, and a
+ * free into it writes obj in slot (obj >> shift) % 128, an allocation from it clears that slot.
+ * A free that finds obj already there looks for it in that state's magazines (at most 2 x 60
+ * entries) and aborts if it is there: the common double free, of an object still in the freeing
+ * thread's magazines. Any 128 consecutive objects of a chunk have slots of their own (their
+ * addresses >> shift differ by multiples of the stride's odd part), so the table misses a double
+ * free only when another object with the same slot was freed or allocated in between; an entry
+ * left behind (the object went to the depot and another thread allocated it) costs one scan that
+ * finds nothing, never an abort.
+ *
+ * Full checks (cfg->checks, SWF_DEBUG=checks, a debug-check build): one state byte per object,
+ * prepared with its chunk, moved by a compare-and-swap on every allocation and free: a double
+ * free wherever the object is, a free of an object queued for a deferred free.
  */
 #include "cache_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#define DMAP_L2_BITS 16 /* 64 KiB granules, 4 GiB per second-level table */
-#define DMAP_L1_SIZE ((size_t)1 << 16)
+#define DMAP_GRANULE_BITS 16                /* 64 KiB: CHUNK_ALIGN */
+#define DMAP_L2_BITS      16                /* address bits 16-31 */
+#define DMAP_L1_SIZE      ((size_t)1 << 16) /* address bits 32-47 */
 
-int swf_dmap_init(struct swf_cache *c)
-{
-    if (!SWF_DEBUG)
-        return 0;
-    c->dmap = calloc(DMAP_L1_SIZE, sizeof(*c->dmap));
-    return c->dmap ? 0 : ENOMEM;
-}
+_Static_assert(((size_t)1 << DMAP_GRANULE_BITS) == CHUNK_ALIGN, "a granule is a chunk's unit");
 
-void swf_dmap_fini(struct swf_cache *c)
-{
-    if (c->dmap == NULL)
-        return;
-    for (size_t i = 0; i < DMAP_L1_SIZE; i++)
-        free(c->dmap[i]);
-    free(c->dmap);
-    c->dmap = NULL;
-}
+static struct swf_chunk **dmap[DMAP_L1_SIZE];
 
-static struct swf_chunk *lookup(struct swf_cache *c, const void *p)
+static struct swf_chunk *lookup(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
-    size_t l1 = a >> 32;
-    if (l1 >= DMAP_L1_SIZE)
+    if ((a >> 32) >= DMAP_L1_SIZE)
         return NULL;
-    struct swf_chunk **l2 = swf_load_acquire_ptr((void *const *)&c->dmap[l1]);
+    struct swf_chunk **l2 = swf_load_acquire_ptr((void *const *)&dmap[a >> 32]);
     if (l2 == NULL)
         return NULL;
     /* Acquire pairs with swf_dmap_insert's release: the chunk's fields are initialised. */
-    return swf_load_acquire_ptr((void *const *)&l2[(a >> DMAP_L2_BITS) & 0xffff]);
+    return swf_load_acquire_ptr(
+        (void *const *)&l2[(a >> DMAP_GRANULE_BITS) & (((size_t)1 << DMAP_L2_BITS) - 1)]);
 }
 
-int swf_dmap_insert(struct swf_cache *c, struct swf_chunk *ch)
+/* The second-level table for address a, made if need be; NULL when out of memory or range. */
+static struct swf_chunk **l2_for(uintptr_t a)
+{
+    if ((a >> 32) >= DMAP_L1_SIZE)
+        return NULL;
+    void **slot = (void **)&dmap[a >> 32];
+    struct swf_chunk **l2 = swf_load_acquire_ptr(slot);
+    if (l2 != NULL)
+        return l2;
+    l2 = calloc((size_t)1 << DMAP_L2_BITS, sizeof(*l2));
+    if (l2 == NULL)
+        return NULL;
+    void *seen = NULL;
+    if (swf_cas_acq_rel_ptr(slot, &seen, l2))
+        return l2;
+    free(l2); /* another cache's grow made it first */
+    return seen;
+}
+
+static void set_granules(const struct swf_chunk *ch, struct swf_chunk *value)
 {
     for (uintptr_t a = (uintptr_t)ch->base; a < (uintptr_t)ch->base + ch->map_bytes;
          a += CHUNK_ALIGN) {
-        struct swf_chunk **l2 = c->dmap[a >> 32];
-        if (l2 == NULL) {
-            l2 = calloc((size_t)1 << DMAP_L2_BITS, sizeof(*l2));
-            if (l2 == NULL)
-                return ENOMEM;
-            swf_store_release_ptr((void **)&c->dmap[a >> 32], l2);
-        }
-        swf_store_release_ptr((void **)&l2[(a >> DMAP_L2_BITS) & 0xffff], ch);
+        struct swf_chunk **l2 = swf_load_acquire_ptr((void *const *)&dmap[a >> 32]);
+        swf_store_release_ptr(
+            (void **)&l2[(a >> DMAP_GRANULE_BITS) & (((size_t)1 << DMAP_L2_BITS) - 1)], value);
     }
+}
+
+int swf_dmap_insert(struct swf_chunk *ch)
+{
+    uintptr_t end = (uintptr_t)ch->base + ch->map_bytes;
+    for (uintptr_t a = (uintptr_t)ch->base; a < end; a += (uintptr_t)1 << 32)
+        if (l2_for(a) == NULL)
+            return ENOMEM;
+    if (l2_for(end - 1) == NULL)
+        return ENOMEM;
+    set_granules(ch, ch);
     return 0;
 }
 
-/* The state byte of obj, or NULL when obj is not an object of c. */
+void swf_dmap_remove(const struct swf_chunk *ch)
+{
+    set_granules(ch, NULL);
+}
+
+void swf_free_check_init(struct swf_cache *c)
+{
+    uint32_t shift = (uint32_t)__builtin_ctzll(c->stride);
+    uint64_t odd = c->stride >> shift, inv = odd; /* correct to 3 bits: odd * odd = 1 mod 8 */
+    for (int i = 0; i < 5; i++)                   /* Newton: 6, 12, 24, 48, 96 bits */
+        inv *= 2 - odd * inv;
+    c->owner.head.inv = inv;
+    c->owner.head.shift = shift;
+}
+
+/* obj's index in ch, or ch->nobjs when obj is not the start of one of its objects. */
+static size_t index_in(const struct swf_cache *c, const struct swf_chunk *ch, const void *obj)
+{
+    uint64_t q = ((uintptr_t)obj - (uintptr_t)ch->base) * c->owner.head.inv;
+    q = (q >> c->owner.head.shift) | (q << ((64 - c->owner.head.shift) & 63));
+    return q < ch->nobjs ? (size_t)q : ch->nobjs;
+}
+
+static __attribute__((noreturn)) void not_ours(struct swf_cache *c, const char *fn,
+                                               const struct swf_chunk *ch, void *obj)
+{
+    if (ch == NULL)
+        swf_die(fn, "%p was not allocated from cache '%s' (no cache holds it)", obj, c->name);
+    if (ch->cache != c)
+        swf_die(fn,
+                "%p was not allocated from cache '%s' (it belongs to cache '%s', of %zu-byte "
+                "objects)",
+                obj, c->name, ch->cache->name, ch->cache->object_size);
+    swf_die(fn, "%p was not allocated from cache '%s' (it points inside an object)", obj, c->name);
+}
+
+static bool in_mag(const struct swf_magazine_ *m, const void *obj)
+{
+    for (uint32_t i = 0; i < m->n; i++)
+        if (m->obj[i] == obj)
+            return true;
+    return false;
+}
+
+void swf_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj)
+{
+    struct swf_chunk *ch = lookup(obj);
+    if (ch == NULL || ch->cache != c || index_in(c, ch, obj) == ch->nobjs)
+        not_ours(c, fn, ch, obj);
+    if (ts == NULL)
+        return;
+    if (!c->checks) { /* full checks: every free must reach them, none takes the fast path */
+        ts->pub.base = (uintptr_t)ch->base;
+        ts->pub.nobjs = ch->nobjs;
+    }
+    if (ts->pub.recent[swf_cache_slot_(c, obj)] == obj &&
+        (in_mag(ts->pub.loaded, obj) || in_mag(ts->pub.prev, obj)))
+        swf_die(fn, "double free of %p (cache '%s')", obj, c->name);
+}
+
+/* The state byte of obj (an object of c: swf_free_check passed, or c handed it out). */
 static uint8_t *obj_state(struct swf_cache *c, const void *obj)
 {
-    struct swf_chunk *ch = lookup(c, obj);
-    if (ch == NULL || (const char *)obj < ch->base)
+    struct swf_chunk *ch = lookup(obj);
+    if (ch == NULL || ch->cache != c || ch->state == NULL)
         return NULL;
-    size_t off = (size_t)((const char *)obj - ch->base);
-    if (off % c->stride != 0 || off / c->stride >= ch->nobjs)
-        return NULL;
-    return &ch->state[off / c->stride];
+    size_t i = index_in(c, ch, obj);
+    return i < ch->nobjs ? &ch->state[i] : NULL;
 }
 
 void swf_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
@@ -81,7 +174,7 @@ void swf_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, u
 {
     uint8_t *st = obj_state(c, obj);
     if (st == NULL)
-        swf_die(fn, "%p was not allocated from cache '%s'", obj, c->name);
+        not_ours(c, fn, lookup(obj), obj);
     uint8_t seen = from;
     if (swf_cas_relaxed_8(st, &seen, to))
         return;

@@ -1,10 +1,13 @@
 /*
- * lib/error.c - why the last call failed (swf_error_reason), and the debug-check build's report.
+ * lib/error.c - why the last call failed (swf_error_reason), the misuse report, and whether the
+ * full misuse checks are on for the process (a debug-check build, or SWF_DEBUG=checks).
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sweepfill/api.h"
 #include "util.h"
@@ -15,7 +18,7 @@ static _Thread_local const char *last_reason __attribute__((tls_model("initial-e
 int swf_fail(const char *function, int err, const char *reason)
 {
     last_reason = reason;
-    if (SWF_DEBUG && err == EINVAL)
+    if (swf_checks_all() && err == EINVAL)
         fprintf(stderr, "sweepfill: %s: EINVAL: %s\n", function, reason);
     return err;
 }
@@ -31,9 +34,33 @@ const char *swf_error_reason(void)
     return last_reason ? last_reason : "no sweepfill call has failed on this thread";
 }
 
+bool swf_checks_all_ = SWF_DEBUG;
+
+/* Whether the comma- or space-separated list s names `word`. */
+static bool names(const char *s, const char *word)
+{
+    size_t len = strlen(word);
+    for (const char *p = s; (p = strstr(p, word)) != NULL; p += len) {
+        bool starts = p == s || p[-1] == ',' || p[-1] == ' ';
+        bool ends = p[len] == '\0' || p[len] == ',' || p[len] == ' ';
+        if (starts && ends)
+            return true;
+    }
+    return false;
+}
+
+/* Read SWF_DEBUG once, when the library is loaded: before any cache exists, so that every cache
+ * is created with the same setting and no call pays for a getenv. */
+__attribute__((constructor)) static void read_swf_debug(void)
+{
+    const char *v = getenv(SWF_DEBUG_ENV);
+    if (v != NULL && names(v, "checks"))
+        swf_checks_all_ = true;
+}
+
 int swf_debug_checks(void)
 {
-    return SWF_DEBUG;
+    return swf_checks_all();
 }
 
 void swf_die(const char *function, const char *fmt, ...)

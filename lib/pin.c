@@ -67,12 +67,12 @@ void swf_pin_get(struct swf_pin *pin)
     if (pin == NULL)
         return;
     uint32_t old = swf_fetch_add_acq_rel_32(&pin->x_word, 1);
-    if (SWF_DEBUG && (old & PIN_GRACE_OVER))
+    if (SWF_UNLIKELY(old & PIN_GRACE_OVER))
         swf_die(__func__,
                 "pin %p taken after its grace period ended: the member was not "
                 "reached in a read-side section that began before its unlink",
                 (void *)pin);
-    if (SWF_DEBUG && (old & PIN_COUNT) == PIN_COUNT)
+    if (SWF_UNLIKELY((old & PIN_COUNT) == PIN_COUNT))
         swf_die(__func__, "pin %p: too many pins", (void *)pin);
 }
 
@@ -83,7 +83,7 @@ void swf_pin_put(struct swf_pin *pin)
     /* Release: everything this sweep did to the member happens-before its free. Acquire: if we
      * free, after grace_over's add. */
     uint32_t old = swf_fetch_sub_acq_rel_32(&pin->x_word, 1);
-    if (SWF_DEBUG && (old & PIN_COUNT) == 0)
+    if (SWF_UNLIKELY((old & PIN_COUNT) == 0))
         swf_die(__func__, "pin %p released more often than taken", (void *)pin);
     if ((old & (PIN_COUNT | PIN_GRACE_OVER)) == (PIN_GRACE_OVER | 1))
         pin_free(pin); /* its grace period ended while we held it */
@@ -103,7 +103,7 @@ void swf_pin_grace_over(struct swf_pin *pin)
     /* grace_over runs once per retire, so adding the bit sets it: one wait-free step that also
      * reads the count. */
     uint32_t old = swf_fetch_add_acq_rel_32(&pin->x_word, PIN_GRACE_OVER);
-    if (SWF_DEBUG && ((old & PIN_GRACE_OVER) || !(old & PIN_RETIRED)))
+    if (SWF_UNLIKELY((old & PIN_GRACE_OVER) || !(old & PIN_RETIRED)))
         swf_die(__func__, "pin %p: grace period over twice, or for a pin never retired",
                 (void *)pin);
     if ((old & PIN_COUNT) == 0)

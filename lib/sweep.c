@@ -39,8 +39,8 @@ int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct swf_list
                   EINVAL, "cfg->algo is not an enum swf_algo value");
     SWF_CHECK_ARG(cfg->publish != SWF_PUBLISH_STORE && cfg->publish != SWF_PUBLISH_CAS, EINVAL,
                   "cfg->publish is not an enum swf_publish value");
-    /* Not an error (stats.fell_back says it), but where a user looks: debug builds say it. */
-    if (SWF_DEBUG && cfg->algo == SWF_RESUME && !swf_list_can_pin(ops) &&
+    /* Not an error (stats.fell_back says it), but where a user looks: the full checks say it. */
+    if (swf_checks_all() && cfg->algo == SWF_RESUME && !swf_list_can_pin(ops) &&
         !(cfg->guard.flags & SWF_GUARD_BLOCKING_OK))
         fprintf(stderr, "sweepfill: swf_sweep: the list cannot pin (no pin, unpin and linked ops), "
                         "so SWF_RESUME runs as SWF_RESTART; use an _AUTO adapter (pin.h)\n");

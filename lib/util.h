@@ -14,16 +14,25 @@
 #define SWF_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define SWF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* The misuse checks of meson's debug_checks option (off in release installs). */
+/* Meson's debug_checks option (off in release installs): full checks from the start. */
 #if defined(SWF_DEBUG_CHECKS) && SWF_DEBUG_CHECKS
 #define SWF_DEBUG 1
 #else
 #define SWF_DEBUG 0
 #endif
 
+/* Whether the full misuse checks are on for the whole process: a debug-check build, or the
+ * environment variable SWF_DEBUG names "checks" (read once, when the library is loaded; error.c).
+ * A cache may also have them alone (swf_cache_config.checks). */
+extern bool swf_checks_all_;
+
+static inline bool swf_checks_all(void)
+{
+    return swf_checks_all_;
+}
+
 /*
- * Misuse that cannot be checked cheaply: in debug builds print "sweepfill: <function>: <what>"
- * and abort. Never returns.
+ * Misuse: print "sweepfill: <function>: <what>" on one line to stderr and abort. Never returns.
  */
 __attribute__((noreturn, format(printf, 2, 3))) void swf_die(const char *function, const char *fmt,
                                                              ...);
@@ -31,9 +40,10 @@ __attribute__((noreturn, format(printf, 2, 3))) void swf_die(const char *functio
 /*
  * Record why the calling public function fails with err (swf_error_reason() returns reason on
  * this thread until the next failure) and return err. reason is a string literal naming the
- * check or the condition. Debug-check builds also print "sweepfill: <function>: <reason>" to
- * stderr for EINVAL, which is always a caller's mistake. Lock-free and allocation-free (the
- * reason lives in initial-exec TLS), so the NOWAIT paths may use it.
+ * check or the condition. With the full checks on for the process (swf_checks_all), it also
+ * prints "sweepfill: <function>: <reason>" to stderr for EINVAL, always a caller's mistake.
+ * Lock-free and allocation-free (the reason lives in initial-exec TLS), so the NOWAIT paths may use
+ * it.
  */
 int swf_fail(const char *function, int err, const char *reason);
 

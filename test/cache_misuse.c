@@ -1,9 +1,20 @@
 /*
- * test/cache_misuse.c - debug builds catch a double free and a pointer the cache never handed
- * out, and say which function caught it. Each case runs in a child process that must abort with
- * the expected message on stderr.
+ * test/cache_misuse.c - misuse of a cache or a pin ends in an abort with one line on stderr that
+ * names sweepfill, the function, the pointer and the cache, never in a corrupt cache:
+ *   - in every build (release included): a double free of an object still in the freeing
+ *     thread's magazines (swf_cache_free, swf_cache_free_fast, swf_cache_free_bulk), a free of
+ *     another cache's object (of the same size or another), of a malloc'd pointer, of a pointer
+ *     into an object (also through swf_cache_free_deferred and a thread without magazines), and
+ *     swf_pin_put without a get;
+ *   - with the full checks (SWF_DEBUG=checks in the environment, swf_cache_config.checks = 1, or a
+ *     debug-check build): also a double free of an object that has left the thread's magazines,
+ *     and frees of objects queued for a deferred free.
+ * Each case runs in a child (this program, executed again with the case's name) that prints the
+ * pointer it misuses on stdout; the parent checks the child's signal and its stderr line.
  */
+#include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -11,103 +22,364 @@
 
 #include <ck_epoch.h>
 #include <sweepfill/cache.h>
+#include <sweepfill/pin.h>
 
 #include "tap.h"
 
-typedef void (*misuse_fn)(struct swf_cache *c, ck_epoch_record_t *rec);
-
-static void double_free(struct swf_cache *c, ck_epoch_record_t *rec)
+static struct swf_cache *make(const char *name, size_t size, unsigned checks)
 {
-    (void)rec;
-    void *o = swf_cache_alloc(c, SWF_WAIT);
-    swf_cache_free(c, o);
-    swf_cache_free(c, o);
+    struct swf_cache_config cfg = {.object_size = size, .name = name, .checks = checks};
+    struct swf_cache *c;
+    if (swf_cache_create(&cfg, &c) != 0 || swf_cache_grow(c, 200) != 0)
+        exit(3);
+    return c;
 }
 
-static void foreign_pointer(struct swf_cache *c, ck_epoch_record_t *rec)
+/* The child's pointer, for the parent to find in the message. */
+static void *say(void *p)
 {
-    (void)rec;
-    swf_cache_free(c, malloc(64));
+    printf("%p\n", p);
+    fflush(stdout);
+    return p;
 }
 
-static void interior_pointer(struct swf_cache *c, ck_epoch_record_t *rec)
+static struct swf_cache *cache; /* "misuse", 64-byte objects */
+static ck_epoch_record_t rec;
+
+static void double_free(void)
 {
-    (void)rec;
-    char *o = swf_cache_alloc(c, SWF_WAIT);
-    swf_cache_free(c, o + 8);
+    void *o = say(swf_cache_alloc(cache, SWF_NOWAIT));
+    swf_cache_free(cache, o);
+    swf_cache_free(cache, o);
 }
 
-static void other_cache(struct swf_cache *c, ck_epoch_record_t *rec)
+static void double_free_fast(void)
 {
-    (void)rec;
-    struct swf_cache_config cfg = {.object_size = 64, .name = "other"};
-    struct swf_cache *d;
-    swf_cache_create(&cfg, &d);
-    swf_cache_free(c, swf_cache_alloc(d, SWF_WAIT));
+    void *o = say(swf_cache_alloc_fast(cache));
+    swf_cache_free_fast(cache, o);
+    swf_cache_free_fast(cache, o);
 }
 
-static void free_while_deferred(struct swf_cache *c, ck_epoch_record_t *rec)
+static void double_free_bulk(void)
 {
-    void *o = swf_cache_alloc(c, SWF_WAIT);
-    swf_cache_free_deferred(c, rec, &o, 1);
-    swf_cache_free(c, o);
+    void *o[3] = {swf_cache_alloc(cache, SWF_NOWAIT), NULL, NULL};
+    o[2] = say(o[0]);
+    swf_cache_free_bulk(cache, o, 3);
 }
 
-static void defer_twice(struct swf_cache *c, ck_epoch_record_t *rec)
+/* The sequence: before, the next two NOWAIT allocations returned the same pointer. */
+static void double_free_then_alloc(void)
 {
-    void *o = swf_cache_alloc(c, SWF_WAIT);
-    swf_cache_free_deferred(c, rec, &o, 1);
-    swf_cache_free_deferred(c, rec, &o, 1);
+    void *o = say(swf_cache_alloc(cache, SWF_NOWAIT));
+    swf_cache_free(cache, o);
+    swf_cache_free(cache, o);
+    void *a = swf_cache_alloc(cache, SWF_NOWAIT), *b = swf_cache_alloc(cache, SWF_NOWAIT);
+    fprintf(stderr, "not caught: %p %p\n", a, b);
 }
 
-static void expect_abort(const char *what, misuse_fn fn, const char *message)
+static void other_cache_same_size(void)
 {
-    int pipefd[2];
-    tap_require(pipe(pipefd) == 0, "pipe");
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pipefd[1], 2);
-        close(pipefd[0]);
-        static ck_epoch_t epoch;
-        static ck_epoch_record_t rec;
-        ck_epoch_init(&epoch);
-        ck_epoch_register(&epoch, &rec, NULL);
-        struct swf_cache_config cfg = {.object_size = 64, .name = "misuse"};
-        struct swf_cache *c;
-        swf_cache_create(&cfg, &c);
-        fn(c, &rec);
-        _exit(0); /* not caught: the test fails */
+    struct swf_cache *d = make("other", 64, 0);
+    swf_cache_free(cache, say(swf_cache_alloc(d, SWF_NOWAIT)));
+}
+
+/* A 64-byte object freed into a cache of 4 KiB objects: before, later handed out as 4 KiB. */
+static void other_size(void)
+{
+    struct swf_cache *big = make("big", 4096, 0);
+    swf_cache_free(big, say(swf_cache_alloc(cache, SWF_NOWAIT)));
+}
+
+static void other_cache_fast(void)
+{
+    struct swf_cache *d = make("other", 64, 0);
+    void *o = swf_cache_alloc(cache, SWF_NOWAIT);
+    swf_cache_free(cache, swf_cache_alloc(cache, SWF_NOWAIT)); /* the chunk checked last */
+    swf_cache_free(cache, o);
+    swf_cache_free_fast(cache, say(swf_cache_alloc(d, SWF_NOWAIT)));
+}
+
+static void malloc_pointer(void)
+{
+    swf_cache_free(cache, say(malloc(64)));
+}
+
+static void interior_pointer(void)
+{
+    swf_cache_free(cache, say((char *)swf_cache_alloc(cache, SWF_NOWAIT) + 8));
+}
+
+/* Right after a legitimate free, so that the chunk is the thread's cached one: the fast test
+ * itself must refuse it. */
+static void interior_pointer_fast(void)
+{
+    char *o = swf_cache_alloc(cache, SWF_NOWAIT), *p = swf_cache_alloc(cache, SWF_NOWAIT);
+    swf_cache_free_fast(cache, o);
+    swf_cache_free_fast(cache, say(p + 64 / 2));
+}
+
+static void deferred_malloc_pointer(void)
+{
+    void *o = say(malloc(64));
+    swf_cache_free_deferred(cache, &rec, &o, 1);
+}
+
+static void *free_unbound(void *arg)
+{
+    swf_cache_free(cache, arg); /* a thread that never made a blocking call: the depot path */
+    return NULL;
+}
+
+static void unbound_malloc_pointer(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, free_unbound, say(malloc(64)));
+    pthread_join(t, NULL);
+}
+
+static void bulk_other_cache(void)
+{
+    struct swf_cache *d = make("other", 64, 0);
+    void *o[2] = {swf_cache_alloc(cache, SWF_NOWAIT), say(swf_cache_alloc(d, SWF_NOWAIT))};
+    swf_cache_free_bulk(cache, o, 2);
+}
+
+static void pin_free(struct swf_pin *p)
+{
+    (void)p;
+}
+
+static void pin_put_without_get(void)
+{
+    static struct swf_pin pin;
+    swf_pin_init(&pin);
+    say(&pin);
+    swf_pin_put(&pin);
+    struct swf_grace g;
+    swf_grace_lock(&g);
+    swf_pin_retire(&pin, &g, pin_free);
+}
+
+/* Only the full checks: the object has gone to the depot, out of this thread's magazines. */
+static void depot_double_free(void)
+{
+    void *o = say(swf_cache_alloc(cache, SWF_NOWAIT));
+    swf_cache_free(cache, o);
+    swf_cache_flush(cache);
+    swf_cache_free(cache, o);
+}
+
+static void free_while_deferred(void)
+{
+    void *o = say(swf_cache_alloc(cache, SWF_NOWAIT));
+    swf_cache_free_deferred(cache, &rec, &o, 1);
+    swf_cache_free(cache, o);
+}
+
+static void defer_twice(void)
+{
+    void *o = say(swf_cache_alloc(cache, SWF_NOWAIT));
+    swf_cache_free_deferred(cache, &rec, &o, 1);
+    swf_cache_free_deferred(cache, &rec, &o, 1);
+}
+
+/* Not an abort: the reason of an EINVAL on stderr, with the full checks on for the process. */
+static void einval(void)
+{
+    struct swf_cache *c;
+    say(NULL);
+    swf_cache_create(NULL, &c);
+}
+
+static void report(void)
+{
+    say((void *)(size_t)swf_debug_checks());
+}
+
+struct misuse {
+    const char *name;
+    void (*fn)(void);
+};
+
+static const struct misuse cases[] = {
+    {"double_free", double_free},
+    {"double_free_fast", double_free_fast},
+    {"double_free_bulk", double_free_bulk},
+    {"double_free_then_alloc", double_free_then_alloc},
+    {"other_cache_same_size", other_cache_same_size},
+    {"other_size", other_size},
+    {"other_cache_fast", other_cache_fast},
+    {"malloc_pointer", malloc_pointer},
+    {"interior_pointer", interior_pointer},
+    {"interior_pointer_fast", interior_pointer_fast},
+    {"deferred_malloc_pointer", deferred_malloc_pointer},
+    {"unbound_malloc_pointer", unbound_malloc_pointer},
+    {"bulk_other_cache", bulk_other_cache},
+    {"pin_put_without_get", pin_put_without_get},
+    {"depot_double_free", depot_double_free},
+    {"free_while_deferred", free_while_deferred},
+    {"defer_twice", defer_twice},
+    {"report", report},
+    {"einval", einval},
+};
+
+/* Child: argv[1] names the case, argv[2] is "checks" for a cache with cfg.checks = 1. */
+static int child(const char *name, const char *how)
+{
+    static ck_epoch_t epoch;
+    ck_epoch_init(&epoch);
+    ck_epoch_register(&epoch, &rec, NULL);
+    cache = make("misuse", 64, strcmp(how, "checks") == 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (strcmp(cases[i].name, name) == 0) {
+            cases[i].fn();
+            return 0; /* not caught */
+        }
     }
-    close(pipefd[1]);
-    char buf[512] = {0};
+    return 2;
+}
+
+static const char *self;
+
+struct outcome {
+    int status;
+    char out[128]; /* stdout: the pointer */
+    char err[512]; /* stderr's first line */
+};
+
+static void read_all(int fd, char *buf, size_t size)
+{
     size_t len = 0;
     ssize_t r;
-    while (len < sizeof(buf) - 1 && (r = read(pipefd[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+    while (len < size - 1 && (r = read(fd, buf + len, size - 1 - len)) > 0)
         len += (size_t)r;
-    close(pipefd[0]);
-    int status;
-    waitpid(pid, &status, 0);
+    buf[len] = '\0';
     char *nl = strchr(buf, '\n');
     if (nl)
         *nl = '\0';
-    ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT && strstr(buf, message) != NULL,
-       "%s aborts with \"%s\" (got \"%s\")", what, message, buf);
 }
 
-int main(void)
+/* Run case `name` in a child; env_checks: with SWF_DEBUG=checks; how: "plain" or "checks". */
+static struct outcome run(const char *name, bool env_checks, const char *how)
 {
-    if (!swf_debug_checks()) {
-        skip("built without debug checks: misuse is undefined behaviour, not caught");
-        return tap_done();
+    struct outcome o;
+    int out[2], err[2];
+    tap_require(pipe(out) == 0 && pipe(err) == 0, "pipes");
+    pid_t pid = fork();
+    tap_require(pid >= 0, "fork");
+    if (pid == 0) {
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        close(out[0]);
+        close(err[0]);
+        if (env_checks)
+            setenv(SWF_DEBUG_ENV, "checks", 1);
+        else
+            unsetenv(SWF_DEBUG_ENV);
+        execl(self, self, name, how, (char *)NULL);
+        _exit(127);
     }
-    expect_abort("a double free", double_free, "sweepfill: swf_cache_free: double free of");
-    expect_abort("a malloc'd pointer", foreign_pointer, "swf_cache_free: 0x");
-    expect_abort("a malloc'd pointer", foreign_pointer, "was not allocated from cache 'misuse'");
-    expect_abort("a pointer into an object", interior_pointer,
+    close(out[1]);
+    close(err[1]);
+    waitpid(pid, &o.status, 0);
+    read_all(out[0], o.out, sizeof(o.out));
+    read_all(err[0], o.err, sizeof(o.err));
+    close(out[0]);
+    close(err[0]);
+    return o;
+}
+
+/* The case aborts with "sweepfill: <fn>: " + a line that holds `what` and the pointer. */
+static void expect_abort(const char *name, bool env_checks, const char *how, const char *fn,
+                         const char *what)
+{
+    struct outcome o = run(name, env_checks, how);
+    char prefix[128];
+    snprintf(prefix, sizeof(prefix), "sweepfill: %s: ", fn);
+    ok(WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGABRT &&
+           strncmp(o.err, prefix, strlen(prefix)) == 0 && strstr(o.err, what) != NULL &&
+           o.out[0] != '\0' && strstr(o.err, o.out) != NULL,
+       "%s%s%s: aborts with \"%s...%s...%s\" (status %#x, got \"%s\")", name,
+       env_checks ? " (SWF_DEBUG=checks)" : "", strcmp(how, "checks") ? "" : " (cfg.checks)",
+       prefix, what, o.out, o.status, o.err);
+}
+
+static void always_on(bool env_checks)
+{
+    expect_abort("double_free", env_checks, "plain", "swf_cache_free", "double free of 0x");
+    expect_abort("double_free", env_checks, "plain", "swf_cache_free", "(cache 'misuse')");
+    expect_abort("double_free_fast", env_checks, "plain", "swf_cache_free", "double free of 0x");
+    expect_abort("double_free_bulk", env_checks, "plain", "swf_cache_free_bulk",
+                 "double free of 0x");
+    expect_abort("double_free_then_alloc", env_checks, "plain", "swf_cache_free",
+                 "(cache 'misuse')");
+    expect_abort("other_cache_same_size", env_checks, "plain", "swf_cache_free",
+                 "was not allocated from cache 'misuse' (it belongs to cache 'other'");
+    expect_abort("other_size", env_checks, "plain", "swf_cache_free",
+                 "was not allocated from cache 'big' (it belongs to cache 'misuse', of 64-byte");
+    expect_abort("other_cache_fast", env_checks, "plain", "swf_cache_free",
+                 "was not allocated from cache 'misuse' (it belongs to cache 'other'");
+    expect_abort("malloc_pointer", env_checks, "plain", "swf_cache_free",
+                 "was not allocated from cache 'misuse' (no cache holds it)");
+    expect_abort("interior_pointer", env_checks, "plain", "swf_cache_free",
+                 "was not allocated from cache 'misuse' (it points inside an object)");
+    expect_abort("interior_pointer_fast", env_checks, "plain", "swf_cache_free",
+                 "was not allocated from cache 'misuse' (it points inside an object)");
+    expect_abort("deferred_malloc_pointer", env_checks, "plain", "swf_cache_free_deferred",
                  "was not allocated from cache 'misuse'");
-    expect_abort("another cache's object", other_cache, "was not allocated from cache 'misuse'");
-    expect_abort("a free of an object queued for a deferred free", free_while_deferred,
-                 "swf_cache_free: 0x");
-    expect_abort("queueing the same object twice", defer_twice, "swf_cache_free_deferred: 0x");
+    expect_abort("unbound_malloc_pointer", env_checks, "plain", "swf_cache_free",
+                 "was not allocated from cache 'misuse'");
+    expect_abort("bulk_other_cache", env_checks, "plain", "swf_cache_free_bulk",
+                 "was not allocated from cache 'misuse' (it belongs to cache 'other'");
+    expect_abort("pin_put_without_get", env_checks, "plain", "swf_pin_put",
+                 "released more often than taken");
+}
+
+/* What only the full checks catch, turned on by `env_checks` or `how`. */
+static void full_checks(bool env_checks, const char *how)
+{
+    expect_abort("depot_double_free", env_checks, how, "swf_cache_free", "double free of 0x");
+    expect_abort("depot_double_free", env_checks, how, "swf_cache_free", "(cache 'misuse')");
+    expect_abort("free_while_deferred", env_checks, how, "swf_cache_free",
+                 "is already queued for a deferred free (cache 'misuse')");
+    expect_abort("defer_twice", env_checks, how, "swf_cache_free_deferred",
+                 "is already queued for a deferred free (cache 'misuse')");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3)
+        return child(argv[1], argv[2]);
+    self = argv[0];
+    tap_require(strchr(self, '/') != NULL, "run by a path (argv[0] has a slash)");
+
+    always_on(false);
+    always_on(true);
+
+    struct outcome o = run("report", true, "plain");
+    ok(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 0 && strcmp(o.out, "0x1") == 0,
+       "SWF_DEBUG=checks: swf_debug_checks() is 1 (got %s)", o.out);
+    o = run("report", false, "plain");
+    ok(WIFEXITED(o.status) && strcmp(o.out, swf_debug_checks() ? "0x1" : "(nil)") == 0,
+       "without SWF_DEBUG: swf_debug_checks() is what the build says (got %s)", o.out);
+
+    o = run("einval", true, "plain");
+    ok(WIFEXITED(o.status) &&
+           strcmp(o.err, "sweepfill: swf_cache_create: EINVAL: cfg is NULL") == 0,
+       "SWF_DEBUG=checks: an EINVAL prints its reason (got \"%s\")", o.err);
+    if (!swf_debug_checks()) {
+        o = run("einval", false, "plain");
+        ok(WIFEXITED(o.status) && o.err[0] == '\0', "without full checks: it prints nothing");
+    }
+
+    full_checks(true, "plain");
+    full_checks(false, "checks");
+    if (swf_debug_checks()) {
+        full_checks(false, "plain");
+    } else {
+        /* Documented as caught by the full checks only: without them, what it does is not the
+         * test's business (undefined behaviour), so it is not run. */
+        skip("without full checks: a double free of an object in the depot is not caught");
+    }
     return tap_done();
 }

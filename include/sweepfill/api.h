@@ -8,10 +8,17 @@
  * means something only right after a call that failed. (The inline helpers of list.h and
  * registry.h do not check their arguments: they are one load or store.)
  *
- * Misuse that cannot be checked cheaply (a double free, a pointer the cache never handed out) is
- * caught when sweepfill was built with debug checks (meson -Ddebug_checks=true; swf_debug_checks()
- * says): it prints "sweepfill: <function>: <what>" to stderr and aborts. Such builds also print
- * every EINVAL reason to stderr. Without debug checks such misuse is undefined behaviour.
+ * Misuse: what is caught prints one line, "sweepfill: <function>: <what>", to stderr and aborts
+ * (the line names the pointer and, for a cache, the cache). Every build catches, in O(1) per
+ * free, a free of a pointer the cache never handed out (from malloc, into an object, another
+ * cache's), the common double free (of an object still in the freeing thread's magazines;
+ * cache.h at swf_cache_free says exactly when), and a pin put without its get (pin.h). The full
+ * checks also catch a double free wherever the object is, and a free of an object queued for a
+ * deferred free (cache.h): they are on for every cache when sweepfill was built with meson
+ * -Ddebug_checks=true or when the environment variable SWF_DEBUG holds the word "checks" as the
+ * library is loaded (SWF_DEBUG=checks: no rebuild needed), and for one cache with
+ * swf_cache_config.checks = 1. With them on for the process, every EINVAL reason is printed to
+ * stderr too. Misuse not caught is undefined behaviour.
  *
  * Every public symbol starts with swf_ (types, functions) or SWF_ (macros, constants); the shared
  * library exports nothing else.
@@ -41,7 +48,13 @@ extern "C" {
  */
 SWF_API const char *swf_error_reason(void);
 
-/* 1 when this build of the library has debug checks (meson -Ddebug_checks=true), else 0. */
+/* The environment variable that turns the full misuse checks on for the whole process: a comma-
+ * or space-separated list of words, of which "checks" is the one this version knows. */
+#define SWF_DEBUG_ENV "SWF_DEBUG"
+
+/* 1 when the full misuse checks are on for every cache of the process: the library was built with
+ * meson -Ddebug_checks=true, or SWF_DEBUG named "checks" when it was loaded; else 0 (a cache
+ * created with swf_cache_config.checks = 1 has them even then). Any thread; wait-free. */
 SWF_API int swf_debug_checks(void);
 
 #ifdef __cplusplus
@@ -85,7 +98,6 @@ SWF_API int swf_debug_checks(void);
 #define SWF_CXX_SHADOW_OFF_
 #define SWF_CXX_SHADOW_ON_
 #endif
-
 
 /* SWF_VERSION_MAJOR/MINOR/PATCH, SWF_VERSION, SWF_VERSION_CHECK and swf_version() live here. */
 #include "version.h"

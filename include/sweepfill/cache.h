@@ -149,12 +149,14 @@ struct swf_cache_config {
     size_t limit;       /* most objects the cache ever holds (alive + ready); 0 = no limit */
     const char *name;   /* optional, copied (first 63 bytes); used in messages, and matched in
                            full against SWF_FAILSLAB's cache= key */
-    unsigned int lock_memory; /* 1: mlock every chunk of objects as it is mapped (a grow then
-                                 fails with EPERM or ENOMEM when RLIMIT_MEMLOCK forbids); 0: no */
-    unsigned int huge_pages;  /* enum swf_huge_pages: transparent huge pages for the objects */
+    unsigned int lock_memory;  /* 1: mlock every chunk of objects as it is mapped (a grow then
+                                  fails with EPERM or ENOMEM when RLIMIT_MEMLOCK forbids); 0: no */
+    unsigned int huge_pages;   /* enum swf_huge_pages: transparent huge pages for the objects */
     unsigned int grow_threads; /* threads that prepare a large mapping in parallel (0 or 1: the
                                   calling thread alone; at most SWF_CACHE_GROW_THREADS_MAX) */
-    unsigned int reserved[5]; /* must be zero */
+    unsigned int checks;       /* 1: full misuse checks for this cache (what SWF_DEBUG=checks
+                                  gives every cache: see swf_cache_free); 0: the process's */
+    unsigned int reserved[4];  /* must be zero */
 };
 
 /*
@@ -240,12 +242,12 @@ struct swf_cache_stats {
  * Create a cache. On success stores it in *out and returns 0.
  * Concurrency: any thread, any time. Progress: blocking (maps memory for prefill).
  * Returns EINVAL: cfg or out NULL, object_size 0 or above SWF_CACHE_OBJECT_MAX, align not a power
- * of two or above SWF_CACHE_ALIGN_MAX, limit below prefill, lock_memory not 0 or 1, huge_pages
- * not an enum swf_huge_pages value, grow_threads above SWF_CACHE_GROW_THREADS_MAX, reserved not
- * zero, or a malformed SWF_FAILSLAB; ENOMEM: the system refused memory, or prefill can never be
- * had (as for swf_cache_grow); EPERM: lock_memory and mlock was refused; ENOTSUP: huge_pages is
- * SWF_HUGE_PAGES_REQUIRED and the system has transparent huge pages off; EAGAIN: SWF_CACHE_MAX
- * caches and registries are alive.
+ * of two or above SWF_CACHE_ALIGN_MAX, limit below prefill, lock_memory or checks not 0 or 1,
+ * huge_pages not an enum swf_huge_pages value, grow_threads above SWF_CACHE_GROW_THREADS_MAX,
+ * reserved not zero, or a malformed SWF_FAILSLAB; ENOMEM: the system refused memory, or prefill
+ * can never be had (as for swf_cache_grow); EPERM: lock_memory and mlock was refused; ENOTSUP:
+ * huge_pages is SWF_HUGE_PAGES_REQUIRED and the system has transparent huge pages off; EAGAIN:
+ * SWF_CACHE_MAX caches and registries are alive.
  */
 SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out);
 
@@ -271,16 +273,33 @@ SWF_API void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
 /*
  * Free an object allocated from c. Lock-free, no system call, no allocation, from any thread.
  * Returns 0 (also for obj NULL, which does nothing); EINVAL if c is NULL.
- * Debug-check builds abort with a message on a double free or a pointer c never handed out.
+ * Misuse aborts, printing one line to stderr that names the function, the pointer and the cache
+ * ("sweepfill: swf_cache_free: 0x... was not allocated from cache 'name' (...)", "sweepfill:
+ * swf_cache_free: double free of 0x... (cache 'name')") before the object goes anywhere. Always,
+ * in every build, at a cost of a few instructions (bench/README.md):
+ *   - obj not the start of an object of c: from malloc, into an object, or another cache's
+ *     object, of any size (found in O(1) from the address: a process-wide map of the chunks);
+ *   - a double free of an object that is in the magazines of the thread state the free goes to
+ *     (the calling thread's own, or a shared pair it borrows): each thread state remembers the
+ *     objects freed to it in a table of 128 slots, where any 128 consecutive objects of a
+ *     mapping have slots of their own, and the double free is caught unless an allocation or
+ *     free of another object with the same slot came in between (a free from a thread without
+ *     a state, through the depot, is not looked for).
+ * With the full checks - swf_cache_config.checks = 1 for this cache, or for every cache the
+ * environment variable SWF_DEBUG=checks (api.h) or a library built with meson
+ * -Ddebug_checks=true (swf_debug_checks()) - also any double free wherever the object is (the
+ * depot, another thread's magazines, the loose list) and a free of an object queued for a
+ * deferred free: one state byte per object, changed by a compare-and-swap on every allocation and
+ * free, which also sends the inline path (swf_cache_alloc_fast) to the library.
  */
 SWF_API int swf_cache_free(struct swf_cache *c, void *obj);
 
 /*
- * Free n objects once a ck_epoch grace period has elapsed after this call: for objects that
- * readers inside an epoch section may still hold. The objects are queued on rec (the calling
- * thread's epoch record) with ck_epoch_call, in batches of up to SWF_CACHE_MAGAZINE, and return
- * to the cache when that record dispatches them (ck_epoch_poll, ck_epoch_reclaim,
- * ck_epoch_barrier, or swf_cache_quiesce).
+ * Free n objects (none NULL) once a ck_epoch grace period has elapsed after this call: for
+ * objects that readers inside an epoch section may still hold. The objects are queued on rec
+ * (the calling thread's epoch record) with ck_epoch_call, in batches of up to
+ * SWF_CACHE_MAGAZINE, and return to the cache when that record dispatches them (ck_epoch_poll,
+ * ck_epoch_reclaim, ck_epoch_barrier, or swf_cache_quiesce).
  * Concurrency: any thread, with its own record (ck_epoch_call is single-producer per record).
  * Progress: lock-free while spare magazines exist; otherwise it takes the refill mutex to make
  * one. Ordering: a full fence precedes the ck_epoch_call, so whatever the caller did before (the
@@ -288,6 +307,10 @@ SWF_API int swf_cache_free(struct swf_cache *c, void *obj);
  * Concurrency Kit's ck_epoch_poll (0.7.1, 0.7.2) from freeing them early on ARM or POWER.
  * Returns 0; EINVAL if c or rec is NULL or objs is NULL with n > 0; ENOMEM if no magazine
  * could be made, in which case none of the n objects was queued and the caller still owns them.
+ * Misuse aborts as swf_cache_free's does, naming swf_cache_free_deferred: always, before
+ * anything is queued, an entry that is not an object of c (NULL included) or that is in the
+ * calling thread's magazines as swf_cache_free finds it; with the full checks, an entry that is
+ * free or already queued. The objects themselves are not written: readers may still hold them.
  */
 SWF_API int swf_cache_free_deferred(struct swf_cache *c, struct ck_epoch_record *rec,
                                     void *const *objs, size_t n);
@@ -373,7 +396,8 @@ SWF_API size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mod
 /*
  * Free the non-NULL entries of objs[0 .. n-1] (allocated from c). Lock-free, no system call, no
  * allocation, from any thread; whole magazines go to the depot at once. Returns 0; EINVAL if c
- * is NULL or objs is NULL with n > 0. Debug-check builds abort on a double or foreign free.
+ * is NULL or objs is NULL with n > 0. Each entry is checked as swf_cache_free checks obj (an
+ * entry given twice in objs is a double free), and misuse aborts naming swf_cache_free_bulk.
  */
 SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n);
 
@@ -383,11 +407,13 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  * swf_cache_alloc(c, SWF_NOWAIT) and swf_cache_free(c, obj) do in the common case - the calling
  * thread's loaded magazine has an object, or has room - and call them otherwise. Same contracts
  * (lock-free, no system call, no allocation, no page fault, errors), with no call and no PLT
- * indirection on the common path. In a debug-check build of the library, or while failure
+ * indirection on the common path, and the same always-on checks of the freed pointer (the test
+ * against the chunk the thread last freed into, and its table of recent frees; anything else
+ * calls the library, which checks it in full). With the full checks on for c, or while failure
  * injection is on for c, they always call the library.
  *
  * They read the structures below, which the library lays out this way for as long as its soname
- * is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 1): the first bytes of a struct swf_cache; the
+ * is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 2): the first bytes of a struct swf_cache; the
  * calling thread's binding table (swf_thread_self_, an initial-exec TLS variable the library
  * exports), indexed by the cache's handle; the first bytes of a thread's state for a cache; and
  * the first bytes of a magazine. Changing any of them, or what the library stores there, needs a
@@ -396,13 +422,19 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  * them), so the two views never disagree, even under link-time optimisation. Do not touch these
  * structures yourself.
  */
-#define SWF_CACHE_INLINE_ABI 1
+#define SWF_CACHE_INLINE_ABI 2
 
 struct swf_cache_head_ {
     uint64_t id;     /* the cache's identity: unique in the process, never 0, never reused */
     uint32_t handle; /* its index in every thread's binding table */
-    uint32_t x_slow; /* non-zero: calls must go to the library (debug checks, injection) */
+    uint32_t x_slow; /* non-zero: calls must go to the library (full checks, injection) */
+    uint64_t inv;    /* the inverse, modulo 2^64, of the stride's odd part */
+    uint32_t shift;  /* the stride's trailing zero bits */
+    uint32_t unused_;
 };
+
+/* Slots of a thread's table of the objects it freed last (swf_thread_cache_.recent). */
+#define SWF_CACHE_RECENT_ 128
 
 struct swf_magazine_ {
     uint32_t x_link_; /* the depot's */
@@ -416,6 +448,10 @@ struct swf_thread_cache_ {
     struct swf_magazine_ *prev;    /* the library's */
     uint64_t x_allocs_nowait;      /* relaxed single-writer counters, summed by stats */
     uint64_t x_frees;
+    uintptr_t base;                /* the chunk this thread last freed into: its first object */
+    uint64_t nobjs;                /* and how many objects it holds (0: none checked yet) */
+    void *recent[SWF_CACHE_RECENT_]; /* obj at slot (obj >> shift) % 128 when this thread freed
+                                        it last, NULL when it allocated it since (or never) */
 };
 
 struct swf_binding_ {
@@ -445,6 +481,16 @@ static inline struct swf_thread_cache_ *swf_cache_state_(struct swf_cache *c)
     return SWF_STATIC_CAST_(struct swf_thread_cache_ *, t->table[h->handle].state);
 }
 
+/* obj's slot in a thread's table of the objects it freed last: consecutive objects differ by an
+ * odd number in (address >> shift), so any 128 of them in a row have slots of their own. */
+static inline unsigned swf_cache_slot_(struct swf_cache *c, const void *obj)
+{
+    const struct swf_cache_head_ *h =
+        SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, c));
+    return SWF_STATIC_CAST_(unsigned, (SWF_REINTERPRET_CAST_(uintptr_t, obj) >> h->shift) %
+                                          SWF_CACHE_RECENT_);
+}
+
 /* swf_cache_alloc(c, SWF_NOWAIT), inline in the common case. */
 static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 {
@@ -454,21 +500,37 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
                          1)) {
         struct swf_magazine_ *m = ts->loaded;
         void *obj = m->obj[--m->n];
+        ts->recent[swf_cache_slot_(c, obj)] = SWF_NULL_; /* a later free of it is not suspect */
         __atomic_store_n(&ts->x_allocs_nowait, ts->x_allocs_nowait + 1, __ATOMIC_RELAXED);
         return obj;
     }
     return swf_cache_alloc(c, SWF_NOWAIT);
 }
 
+/* Whether obj is an object of the chunk ts last freed into, and not in ts's table of objects it
+ * freed last: one multiplication does both the bounds and the divisibility test (the quotient of
+ * a multiple of the stride, or a huge number otherwise). */
+static inline int swf_cache_free_ok_(const struct swf_cache_head_ *h,
+                                     const struct swf_thread_cache_ *ts, const void *obj)
+{
+    uintptr_t a = SWF_REINTERPRET_CAST_(uintptr_t, obj);
+    uint64_t q = (a - ts->base) * h->inv;
+    q = (q >> h->shift) | (q << ((64 - h->shift) & 63));
+    return q < ts->nobjs && ts->recent[(a >> h->shift) % SWF_CACHE_RECENT_] != obj;
+}
+
 /* swf_cache_free(c, obj), inline in the common case. */
 static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
 {
     struct swf_thread_cache_ *ts;
+    const struct swf_cache_head_ *h =
+        SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, c));
     if (__builtin_expect(c != SWF_NULL_ && obj != SWF_NULL_ &&
                              (ts = swf_cache_state_(c)) != SWF_NULL_ &&
-                             ts->loaded->n < SWF_CACHE_MAGAZINE,
+                             ts->loaded->n < SWF_CACHE_MAGAZINE && swf_cache_free_ok_(h, ts, obj),
                          1)) {
         struct swf_magazine_ *m = ts->loaded;
+        ts->recent[swf_cache_slot_(c, obj)] = obj;
         m->obj[m->n++] = obj;
         __atomic_store_n(&ts->x_frees, ts->x_frees + 1, __ATOMIC_RELAXED);
         return 0;

@@ -80,9 +80,11 @@
  *
  * Errors: swf_pin_retire returns 0, EINVAL (pin, grace or free_fn NULL) or EALREADY (already
  * retired: nothing is done; a grace whose defer is NULL is swf_grace_lock's, not an error). The
- * void functions do nothing with a NULL pin; swf_pin_linked(NULL) is false. With debug checks
- * (swf_debug_checks()), a put without a get, or a get after the grace period ended, prints
- * "sweepfill: <function>: ..." and aborts.
+ * void functions do nothing with a NULL pin; swf_pin_linked(NULL) is false. In every build, a
+ * put without a get ("sweepfill: swf_pin_put: pin 0x... released more often than taken"), a get
+ * after the grace period ended, too many pins, and a grace_over twice or for a pin never retired
+ * print one line naming the function and the pin and abort (each is a test of the value the
+ * atomic operation returned anyway).
  *
  * Not offered, on purpose: un-retiring a member (link a fresh pin instead, once free_fn ran), and
  * a retire that waits for the grace period (it would have to wait for a sweep's put too).

@@ -19,8 +19,9 @@
  *                          sets stats.fell_back, unless the guard declares
  *                          SWF_GUARD_BLOCKING_OK, in which case it refills inside the section
  *                          and keeps its cursor (counted in stats.inplace_refills). The
- *                          fallback still returns 0; a library built with debug checks
- *                          (swf_debug_checks() == 1) also prints one line to stderr per such
+ *                          fallback still returns 0; with the full checks on for the process
+ *                          (swf_debug_checks() == 1: SWF_DEBUG=checks or a debug-check
+ *                          build) it also prints one line to stderr per such
  *                          call: "sweepfill: swf_sweep: the list cannot pin ... SWF_RESUME runs
  *                          as SWF_RESTART ...".
  *   SWF_RESTART            the fgraph patch: like RESUME, but after a refill it walks again from

@@ -29,7 +29,7 @@
  *                                                  fields only through sweepfill's functions)
  * Which structs may grow: none. Room is reserved in two of them, and only there may a later
  * minor version add something:
- *   - swf_cache_config.reserved[5]: must be zero; swf_cache_create rejects a non-zero one with
+ *   - swf_cache_config.reserved[4]: must be zero; swf_cache_create rejects a non-zero one with
  *     EINVAL. A later minor version may give a field a meaning whose zero value keeps the old
  *     behaviour, so a program built against older headers (which zero it) keeps working.
  *   - swf_cache_stats.reserved[7]: the library writes zeros there; a later minor version may
@@ -40,7 +40,7 @@
  * struct). The opaque types (struct swf_cache beyond its first bytes, struct swf_registry,
  * struct swf_reader) have no public layout and may change freely.
  *
- * The inline NOWAIT path (cache.h, SWF_CACHE_INLINE_ABI 1) reads and writes library memory
+ * The inline NOWAIT path (cache.h, SWF_CACHE_INLINE_ABI 2) reads and writes library memory
  * directly, so these never change within soname 0, neither their layout nor what the library
  * stores in them: struct swf_cache_head_ (the first bytes of every struct swf_cache),
  * struct swf_magazine_, struct swf_thread_cache_, struct swf_binding_, struct swf_thread_, the
