@@ -14,6 +14,7 @@ int swf_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint
     t->shift = shift;
     t->max_blocks = max_blocks;
     t->dir_cap = 0;
+    t->dir_mem = NULL;
     t->node_size = node_size;
     return 0;
 }
@@ -29,6 +30,7 @@ void swf_itable_fini(struct swf_itable *t)
         dir = older;
     }
     t->x_blocks = NULL;
+    t->dir_mem = NULL;
     t->dir_cap = 0;
 }
 
@@ -48,6 +50,7 @@ static int dir_reserve(struct swf_itable *t, uint32_t blocks)
     mem[0] = t->x_blocks ? t->x_blocks - 1 : NULL;
     if (t->dir_cap > 0)
         memcpy(mem + 1, t->x_blocks, t->dir_cap * sizeof(void *));
+    t->dir_mem = mem;
     swf_store_release_ptr((void **)&t->x_blocks, mem + 1);
     t->dir_cap = cap;
     return 0;

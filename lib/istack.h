@@ -39,6 +39,8 @@ struct swf_itable {
     uint32_t shift;   /* log2 of nodes per block */
     uint32_t max_blocks;
     uint32_t dir_cap; /* entries in the directory (the owner's mutex) */
+    void **dir_mem;   /* x_blocks - 1, the directory's allocation: a pointer to its start, so
+                         that a cache never destroyed is "still reachable" to leak checkers */
     size_t node_size;
 };
 
