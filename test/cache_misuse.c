@@ -272,6 +272,8 @@ static struct outcome run(const char *name, bool env_checks, const char *how)
         dup2(err[1], 2);
         close(out[0]);
         close(err[0]);
+        if (tap_under_qemu()) /* no exec of a foreign binary without binfmt_misc: run it here */
+            _exit(child(name, how));
         if (env_checks)
             setenv(SWF_DEBUG_ENV, "checks", 1);
         else
@@ -354,6 +356,13 @@ int main(int argc, char **argv)
     tap_require(strchr(self, '/') != NULL, "run by a path (argv[0] has a slash)");
 
     always_on(false);
+    /* SWF_DEBUG is read when the library loads: its cases need a fresh process (exec). */
+    if (tap_under_qemu()) {
+        skip("qemu-user cannot exec this program again (no binfmt_misc) with SWF_DEBUG set; a "
+             "native build runs the SWF_DEBUG=checks cases");
+        full_checks(false, "checks");
+        return tap_done();
+    }
     always_on(true);
 
     struct outcome o = run("report", true, "plain");
