@@ -159,8 +159,11 @@ int swf_cache_free(struct swf_cache *c, void *obj)
     struct swf_tstate *ts;
     if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swf_tls_get(&c->owner)) != NULL &&
                    ts->pub.loaded->n < MAG_CAP && swf_free_ok(c, ts, obj))) {
+        struct swf_magazine_ *m = ts->pub.loaded;
+        uint32_t n = m->n; /* read before the mark's store, which the compiler cannot tell apart */
         swf_mark_free(c, obj);
-        ts->pub.loaded->obj[ts->pub.loaded->n++] = obj;
+        m->obj[n] = obj;
+        m->n = n + 1;
         swf_counter_add(&ts->pub.x_frees, 1);
         return 0;
     }

@@ -551,9 +551,11 @@ static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
                              ts->loaded->n < SWF_CACHE_MAGAZINE && swf_cache_free_ok_(h, ts, obj),
                          1)) {
         struct swf_magazine_ *m = ts->loaded;
+        uint32_t n = m->n; /* read before the mark's store, which may alias it for the compiler */
         uint64_t mark = h->key ^ SWF_REINTERPRET_CAST_(uintptr_t, obj);
         __builtin_memcpy(obj, &mark, sizeof(mark));
-        m->obj[m->n++] = obj;
+        m->obj[n] = obj;
+        m->n = n + 1;
         __atomic_store_n(&ts->x_frees, ts->x_frees + 1, __ATOMIC_RELAXED);
         return 0;
     }
