@@ -9,7 +9,7 @@
  * with a release store after the chunk is filled in; lookups acquire. A lookup is two dependent
  * loads and no lock, so a free checks its pointer in O(1) whatever the number of caches.
  *
- * What a free checks (swf_free_check): the chunk holding obj belongs to the cache it is freed
+ * What every free checks (swf_owner_check): the chunk holding obj belongs to the cache it is freed
  * into, and obj is the start of one of its objects - which rules out a pointer from malloc, one
  * into the middle of an object, and another cache's object, whatever its size. A thread state
  * remembers the last chunk it checked (cache.h: base, nobjs), so the common free does only
@@ -26,8 +26,9 @@
  * still in the freeing thread's magazines. A mark without a match is not an error: a live object
  * whose user stored that value there (a 2^-64 chance for a program that does not read the key),
  * one handed out by a bulk allocation (which does not clear the mark), or a free object that
- * has left these magazines (the depot, another thread's, a deferred free): a scan, never an
- * abort. The loose list links through the same word, so an object on it has lost its mark.
+ * has left these magazines (for the depot or another thread's: that double free is the full
+ * checks' to catch): a scan, never an abort. The loose list links through the same word, so an
+ * object on it has lost its mark.
  * Bulk frees check the owner only and write no mark (they do not touch the objects).
  *
  * Full checks (cfg->checks, SWF_DEBUG=checks, a debug-check build): one state byte per object,

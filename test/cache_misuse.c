@@ -3,7 +3,8 @@
  * names sweepfill, the function, the pointer and the cache, never in a corrupt cache:
  *   - in every build (release included): a double free of an object still in the freeing
  *     thread's magazines, its free mark untouched (swf_cache_free, swf_cache_free_fast; the
- *     object freed last or an earlier one), a free of another cache's object (of the same size or
+ *     object freed last or an earlier one; also by a thread without magazines of its own, in the
+ *     shared pair it borrows), a free of another cache's object (of the same size or
  *     another), of a malloc'd pointer, of a pointer into an object (also through
  *     swf_cache_free_deferred, swf_cache_free_bulk and a thread without magazines), and
  *     swf_pin_put without a get;
@@ -150,6 +151,24 @@ static void *free_unbound(void *arg)
     return NULL;
 }
 
+/* A thread without magazines of its own frees through a shared pair it borrows: the second free
+ * finds the mark and the object in that pair. */
+static void *double_free_shared(void *arg)
+{
+    (void)arg;
+    void *o = say(swf_cache_alloc(cache, SWF_NOWAIT));
+    swf_cache_free(cache, o);
+    swf_cache_free(cache, o);
+    return NULL;
+}
+
+static void unbound_double_free(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, double_free_shared, NULL);
+    pthread_join(t, NULL);
+}
+
 static void unbound_malloc_pointer(void)
 {
     pthread_t t;
@@ -236,6 +255,7 @@ static const struct misuse cases[] = {
     {"interior_pointer_fast", interior_pointer_fast},
     {"deferred_malloc_pointer", deferred_malloc_pointer},
     {"unbound_malloc_pointer", unbound_malloc_pointer},
+    {"unbound_double_free", unbound_double_free},
     {"bulk_other_cache", bulk_other_cache},
     {"pin_put_without_get", pin_put_without_get},
     {"depot_double_free", depot_double_free},
@@ -352,6 +372,7 @@ static void always_on(bool env_checks)
                  "was not allocated from cache 'misuse'");
     expect_abort("unbound_malloc_pointer", env_checks, "plain", "swf_cache_free",
                  "was not allocated from cache 'misuse'");
+    expect_abort("unbound_double_free", env_checks, "plain", "swf_cache_free", "double free of 0x");
     expect_abort("bulk_other_cache", env_checks, "plain", "swf_cache_free_bulk",
                  "was not allocated from cache 'misuse' (it belongs to cache 'other'");
     expect_abort("pin_put_without_get", env_checks, "plain", "swf_pin_put",
