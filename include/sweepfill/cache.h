@@ -268,8 +268,8 @@ SWF_API int swf_cache_destroy(struct swf_cache *c);
  * cache clears there the mark a free wrote (swf_cache_free); the rest is unspecified (whatever
  * its last user left). swf_cache_alloc_fast gives the same; swf_cache_alloc_bulk does not.
  * SWF_NOWAIT: lock-free, no system call, no allocation, no page fault; the common case touches
- * only the calling thread's magazine. SWF_WAIT: may block; gives the calling thread magazines of
- * its own. See enum swf_alloc_mode.
+ * only the calling thread's magazine and the object's first 8 bytes. SWF_WAIT: may block; gives
+ * the calling thread magazines of its own. See enum swf_alloc_mode.
  * Returns the object, or NULL with errno EINVAL (c NULL or mode not one of the two), EAGAIN
  * (NOWAIT found nothing ready, or an injected failure), ENOMEM (WAIT: system or limit).
  */
