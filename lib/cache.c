@@ -73,8 +73,8 @@ static void *alloc_wait(struct swf_cache *c)
                              err ? why : "no memory for this thread's magazines");
     }
     count_alloc(c, ts, SWF_WAIT);
-    swf_recent_forget(c, ts, obj);
     swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
+    swf_mark_clear(obj);
     return obj;
 }
 
@@ -97,10 +97,9 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
     void *obj = take(c, ts);
     if (obj == NULL)
         obj = swf_shared_take(c, claimed ? ts : NULL, false);
-    if (obj != NULL) {
+    if (obj != NULL)
         count_alloc(c, ts, mode);
-        swf_recent_forget(c, ts, obj);
-    } else if (ts != NULL)
+    else if (ts != NULL)
         swf_counter_add(&ts->x_fails_nowait, 1);
     else
         swf_fetch_add_relaxed_64(&c->x_fails_nowait, 1);
@@ -108,6 +107,7 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
     if (obj == NULL)
         return swf_fail_null("swf_cache_alloc", EAGAIN, "no object ready for this thread");
     swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
+    swf_mark_clear(obj);
     return obj;
 }
 
@@ -120,7 +120,7 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
                    swf_load_relaxed_32(&c->owner.head.x_slow) == 0 &&
                    (ts = swf_tls_get(&c->owner)) != NULL && ts->pub.loaded->n > 0)) {
         void *obj = ts->pub.loaded->obj[--ts->pub.loaded->n];
-        ts->pub.recent[swf_cache_slot_(c, obj)] = NULL;
+        swf_mark_clear(obj);
         swf_counter_add(&ts->pub.x_allocs_nowait, 1);
         return obj;
     }
@@ -139,7 +139,7 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
     struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
     swf_free_check(c, ts, "swf_cache_free", obj);
     swf_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
-    swf_recent_put(c, ts, obj);
+    swf_mark_free(c, obj); /* before the object goes where another thread can take it */
     if (ts == NULL) {
         swf_depot_put_one(c, obj);
         swf_fetch_add_relaxed_64(&c->x_frees, 1);
@@ -154,13 +154,16 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
 int swf_cache_free(struct swf_cache *c, void *obj)
 {
     /* The common case: room in this thread's loaded magazine, and obj an object of the chunk this
-     * thread last freed into that it did not free last (dmap.c; with full checks on, no chunk is
-     * remembered, so every free takes the slow path). */
+     * thread last freed into that does not carry the free mark (dmap.c; with full checks on, no
+     * chunk is remembered, so every free takes the slow path). */
     struct swf_tstate *ts;
     if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swf_tls_get(&c->owner)) != NULL &&
                    ts->pub.loaded->n < MAG_CAP && swf_free_ok(c, ts, obj))) {
-        ts->pub.recent[swf_cache_slot_(c, obj)] = obj;
-        ts->pub.loaded->obj[ts->pub.loaded->n++] = obj;
+        struct swf_magazine_ *m = ts->pub.loaded;
+        uint32_t n = m->n; /* read before the mark's store, which the compiler cannot tell apart */
+        swf_mark_free(c, obj);
+        m->obj[n] = obj;
+        m->n = n + 1;
         swf_counter_add(&ts->pub.x_frees, 1);
         return 0;
     }
@@ -169,13 +172,10 @@ int swf_cache_free(struct swf_cache *c, void *obj)
 
 /* ---- bulk ----------------------------------------------------------------------------------- */
 
-/* objs[i .. end-1] were just handed out from ts (NULL: the depot): forget them in its table of
- * recent frees, and move their full checks' states. */
-static void mark_given(struct swf_cache *c, struct swf_tstate *ts, void *const *objs, size_t i,
-                       size_t end)
+/* objs[i .. end-1] were just handed out: move their full checks' states. Their free marks stay
+ * (a bulk allocation does not touch the objects; cache.h). */
+static void mark_given(struct swf_cache *c, void *const *objs, size_t i, size_t end)
 {
-    for (size_t k = i; ts != NULL && k < end; k++)
-        ts->pub.recent[swf_cache_slot_(c, objs[k])] = NULL;
     for (; c->checks && i < end; i++)
         swf_debug_transition(c, "swf_cache_alloc_bulk", objs[i], OBJ_FREE, OBJ_ALLOC);
 }
@@ -201,7 +201,7 @@ static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *
                 if (obj == NULL)
                     return given;
                 objs[i] = obj;
-                mark_given(c, ts, objs, i, i + 1);
+                mark_given(c, objs, i, i + 1);
                 i++;
                 given++;
                 continue;
@@ -209,7 +209,7 @@ static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *
             uint32_t k = m->n < end - i ? m->n : (uint32_t)(end - i);
             m->n -= k;
             memcpy(&objs[i], &m->obj[m->n], k * sizeof(void *));
-            mark_given(c, ts, objs, i, i + k);
+            mark_given(c, objs, i, i + k);
             i += k;
             given += k;
         }
@@ -229,7 +229,7 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
         if (next == nbuf && (nbuf = swf_depot_take_into(c, buf, MAG_CAP), next = 0, nbuf == 0))
             break;
         objs[i] = buf[next++];
-        mark_given(c, NULL, objs, i, i + 1);
+        mark_given(c, objs, i, i + 1);
         given++;
     }
     if (next < nbuf)
@@ -249,7 +249,7 @@ static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls
             continue;
         if ((objs[i] = swf_shared_take(c, claimed ? ts : NULL, false)) == NULL)
             break;
-        mark_given(c, NULL, objs, i, i + 1);
+        mark_given(c, objs, i, i + 1);
         given++;
     }
     if (ts != NULL) {
@@ -298,26 +298,40 @@ size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void 
     return n - nulls + given;
 }
 
-/* Put a bound thread's non-NULL entries into its loaded magazine, each checked and noted as a
- * single free is, one at a time so that an entry given twice is caught;
- * swf_tstate_put makes room (prev, an empty depot magazine) as it fills. Returns how many. */
+/* Check the owner of objs[i .. end-1] (all non-NULL): cache.h's test against the chunk ts last
+ * freed into, the map for the others (which makes their chunk the cached one). */
+static void owners_ok(struct swf_cache *c, struct swf_tstate *ts, void *const *objs, size_t i,
+                      size_t end)
+{
+    for (; i < end; i++)
+        if (SWF_UNLIKELY(!swf_owned(c, ts, objs[i])))
+            swf_owner_check(c, ts, "swf_cache_free_bulk", objs[i]);
+}
+
+/* Put a bound thread's non-NULL entries into its loaded magazine: whole runs checked (the owner
+ * only: a bulk free writes no mark) and copied; swf_tstate_put makes room (prev, an empty depot
+ * magazine) when it is full. Returns how many. */
 static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *const *objs,
                                size_t n)
 {
     uint64_t freed = 0;
-    for (size_t i = 0; i < n; i++) {
-        void *obj = objs[i];
-        if (obj == NULL)
-            continue;
-        if (SWF_UNLIKELY(!swf_free_ok(c, ts, obj)))
-            swf_free_check(c, ts, "swf_cache_free_bulk", obj);
-        ts->pub.recent[swf_cache_slot_(c, obj)] = obj;
-        struct swf_magazine_ *m = ts->pub.loaded;
-        if (m->n < MAG_CAP)
-            m->obj[m->n++] = obj;
-        else
-            swf_tstate_put(c, ts, obj);
-        freed++;
+    for (size_t i = run_end(objs, 0, n, true); i < n; i = run_end(objs, i, n, true)) {
+        for (size_t end = run_end(objs, i, n, false); i < end;) {
+            struct swf_magazine_ *m = ts->pub.loaded;
+            uint32_t room = MAG_CAP - m->n;
+            if (room == 0) {
+                owners_ok(c, ts, objs, i, i + 1);
+                swf_tstate_put(c, ts, objs[i++]);
+                freed++;
+                continue;
+            }
+            uint32_t k = room < end - i ? room : (uint32_t)(end - i);
+            owners_ok(c, ts, objs, i, i + k);
+            memcpy(&m->obj[m->n], &objs[i], k * sizeof(void *));
+            m->n += k;
+            i += k;
+            freed += k;
+        }
     }
     return freed;
 }
@@ -342,7 +356,7 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (objs[i] == NULL)
             continue;
-        swf_free_check(c, NULL, "swf_cache_free_bulk", objs[i]);
+        swf_owner_check(c, NULL, "swf_cache_free_bulk", objs[i]);
         buf[nbuf++] = objs[i];
         freed++;
         if (nbuf == MAG_CAP) {

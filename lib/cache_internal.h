@@ -10,7 +10,7 @@
  *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
  *   chunk.c     mapping and preparing memory for objects (and swf_prefault)
  *   dmap.c      the process-wide map from address to chunk (the always-on check of every
- *               free), the double-free check of recent frees, and the full checks' states
+ *               free), the free mark's double-free check, and the full checks' states
  *   deferred.c  frees after an epoch grace period
  *
  * Where a free object can be, and who may touch it there:
@@ -44,6 +44,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <ck_epoch.h>
 
@@ -349,34 +350,45 @@ void swf_chunks_free(struct swf_cache *c);
 int swf_dmap_insert(struct swf_chunk *ch);
 void swf_dmap_remove(const struct swf_chunk *ch);
 
-/* Set the head's stride inverse (create). */
+/* Set the head's free mark key and stride inverse (create; after the owner has its id). */
 void swf_free_check_init(struct swf_cache *c);
 
-/* Whether obj is an object of the chunk ts last freed into and not in its table of recent frees:
- * cache.h's test, the library's fast path. */
+/* Whether obj is an object of the chunk ts last freed into and not marked free: cache.h's test,
+ * the library's fast path. */
 static inline bool swf_free_ok(const struct swf_cache *c, const struct swf_tstate *ts,
                                const void *obj)
 {
     return swf_cache_free_ok_(&c->owner.head, &ts->pub, obj);
 }
 
-/* Note obj in the table of recent frees of ts (the state a free put it in; NULL: none), and forget
- * it there (the state an allocation took it from). */
-static inline void swf_recent_put(struct swf_cache *c, struct swf_tstate *ts, void *obj)
+/* Whether obj is an object of the chunk ts last freed into (the bulk free's test: no mark). */
+static inline bool swf_owned(const struct swf_cache *c, const struct swf_tstate *ts,
+                             const void *obj)
 {
-    if (ts != NULL)
-        ts->pub.recent[swf_cache_slot_(c, obj)] = obj;
+    return swf_cache_owned_(&c->owner.head, &ts->pub, obj);
 }
 
-static inline void swf_recent_forget(struct swf_cache *c, struct swf_tstate *ts, void *obj)
+/* Mark obj free (a single free, before the object goes anywhere another thread can take it), and
+ * clear the mark (a single allocation): the first word, which every stride holds. */
+static inline void swf_mark_free(const struct swf_cache *c, void *obj)
 {
-    if (ts != NULL)
-        ts->pub.recent[swf_cache_slot_(c, obj)] = NULL;
+    uint64_t m = c->owner.head.key ^ (uintptr_t)obj;
+    memcpy(obj, &m, sizeof(m));
 }
 
-/* Every free's check, in every build: abort naming fn unless obj is an object of c (the map's
- * chunk is c's, and obj is the start of one of its objects); then, when ts is not NULL, make the
- * chunk ts's cached one, and abort if obj is in ts's table of recent frees and in its magazines. */
+static inline void swf_mark_clear(void *obj)
+{
+    uint64_t zero = 0;
+    memcpy(obj, &zero, sizeof(zero));
+}
+
+/* The owner check of every free, in every build: abort naming fn unless obj is an object of c
+ * (the map's chunk is c's, and obj is the start of one of its objects); then, when ts is not
+ * NULL and the full checks are off, make the chunk ts's cached one. */
+void swf_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, const void *obj);
+
+/* A single free's check: swf_owner_check, then, when ts is not NULL and obj carries the free
+ * mark, abort if obj is in ts's magazines (loaded or prev). Reads obj's first word only. */
 void swf_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj);
 
 /* Full checks: move obj from state `from` to `to` or abort naming fn. */

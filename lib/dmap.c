@@ -9,7 +9,7 @@
  * with a release store after the chunk is filled in; lookups acquire. A lookup is two dependent
  * loads and no lock, so a free checks its pointer in O(1) whatever the number of caches.
  *
- * What a free checks (swf_free_check): the chunk holding obj belongs to the cache it is freed
+ * What every free checks (swf_owner_check): the chunk holding obj belongs to the cache it is freed
  * into, and obj is the start of one of its objects - which rules out a pointer from malloc, one
  * into the middle of an object, and another cache's object, whatever its size. A thread state
  * remembers the last chunk it checked (cache.h: base, nobjs), so the common free does only
@@ -17,16 +17,19 @@
  * rotation and a compare, exact for any stride (n is a multiple of d = d' 2^k, d' odd, if and
  * only if rotr(n * inverse(d'), k) <= (2^64 - 1) / d, which is then n / d).
  *
- * Recent frees (glibc's tcache key, in spirit, kept beside the objects instead of in them, so
- * that the cache never writes into an object): a thread state has a table of 128 slots, and a
- * free into it writes obj in slot (obj >> shift) % 128, an allocation from it clears that slot.
- * A free that finds obj already there looks for it in that state's magazines (at most 2 x 60
- * entries) and aborts if it is there: the common double free, of an object still in the freeing
- * thread's magazines. Any 128 consecutive objects of a chunk have slots of their own (their
- * addresses >> shift differ by multiples of the stride's odd part), so the table misses a double
- * free only when another object with the same slot was freed or allocated in between; an entry
- * left behind (the object went to the depot and another thread allocated it) costs one scan that
- * finds nothing, never an abort.
+ * The free mark (glibc's tcache key): each cache has a random key, never 0 (cache.h's head). A
+ * single free - after the owner check, before the object goes anywhere another thread can take
+ * it - writes key ^ obj into the object's first word, which every stride holds and which the
+ * cache owns while the object is free; a single allocation writes 0 there. A free that finds
+ * the mark already there looks for the object in the magazines of the thread state it frees
+ * into (at most 2 x 60 entries) and aborts if it is there: the common double free, of an object
+ * still in the freeing thread's magazines. A mark without a match is not an error: a live object
+ * whose user stored that value there (a 2^-64 chance for a program that does not read the key),
+ * one handed out by a bulk allocation (which does not clear the mark), or a free object that
+ * has left these magazines (for the depot or another thread's: that double free is the full
+ * checks' to catch): a scan, never an abort. The loose list links through the same word, so an
+ * object on it has lost its mark.
+ * Bulk frees check the owner only and write no mark (they do not touch the objects).
  *
  * Full checks (cfg->checks, SWF_DEBUG=checks, a debug-check build): one state byte per object,
  * prepared with its chunk, moved by a compare-and-swap on every allocation and free: a double
@@ -36,6 +39,8 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
 
 #define DMAP_GRANULE_BITS 16                /* 64 KiB: CHUNK_ALIGN */
 #define DMAP_L2_BITS      16                /* address bits 16-31 */
@@ -104,8 +109,25 @@ void swf_dmap_remove(const struct swf_chunk *ch)
     set_granules(ch, NULL);
 }
 
+/* The cache's free mark key: the kernel's random generator when it answers at once, else the
+ * clock; mixed with the cache's address, so that two caches never share a key by construction.
+ * It guards against mistakes (a value no program stores by chance), not against a program that
+ * reads free objects. */
+static uint64_t fresh_key(const struct swf_cache *c)
+{
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        r = swf_mix64((uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 32));
+    }
+    uint64_t key = swf_mix64(r ^ swf_mix64((uintptr_t)c));
+    return key != 0 ? key : 0x9e3779b97f4a7c15ull;
+}
+
 void swf_free_check_init(struct swf_cache *c)
 {
+    c->owner.head.key = fresh_key(c);
     uint32_t shift = (uint32_t)__builtin_ctzll(c->stride);
     uint64_t odd = c->stride >> shift, inv = odd; /* correct to 3 bits: odd * odd = 1 mod 8 */
     for (int i = 0; i < 5; i++)                   /* Newton: 6, 12, 24, 48, 96 bits */
@@ -143,18 +165,21 @@ static bool in_mag(const struct swf_magazine_ *m, const void *obj)
     return false;
 }
 
-void swf_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj)
+void swf_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, const void *obj)
 {
     struct swf_chunk *ch = lookup(obj);
     if (ch == NULL || ch->cache != c || index_in(c, ch, obj) == ch->nobjs)
-        not_ours(c, fn, ch, obj);
-    if (ts == NULL)
-        return;
-    if (!c->checks) { /* full checks: every free must reach them, none takes the fast path */
+        not_ours(c, fn, ch, (void *)obj);
+    if (ts != NULL && !c->checks) { /* full checks: every free must reach them, none goes fast */
         ts->pub.base = (uintptr_t)ch->base;
         ts->pub.nobjs = ch->nobjs;
     }
-    if (ts->pub.recent[swf_cache_slot_(c, obj)] == obj &&
+}
+
+void swf_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj)
+{
+    swf_owner_check(c, ts, fn, obj);
+    if (ts != NULL && swf_cache_marked_(&c->owner.head, obj) &&
         (in_mag(ts->pub.loaded, obj) || in_mag(ts->pub.prev, obj)))
         swf_die(fn, "double free of %p (cache '%s')", obj, c->name);
 }

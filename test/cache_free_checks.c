@@ -6,6 +6,11 @@
  * swf_cache_free_deferred, by threads with magazines of their own and by threads without; with
  * the full checks off and on (swf_cache_config.checks). Every object comes back: destroy
  * succeeds with nothing alive. A false positive aborts the program (and fails the test).
+ * Also the free mark (cache.h, swf_cache_free): a live object whose user stored the mark in its
+ * first word is freed (a look through the magazines, no abort), so is one handed out by a bulk
+ * allocation with the mark still there; and a single allocation (swf_cache_alloc NOWAIT and
+ * WAIT, swf_cache_alloc_fast) hands out an object whose first 8 bytes (all of it below 8) are
+ * zero, whatever its last user and the mark left there.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -165,6 +170,107 @@ static void run(size_t size, unsigned checks)
     ok(swf_cache_destroy(c) == 0, "destroy");
 }
 
+/* The free mark of obj in c: cache.h's inline ABI, read the way the inline path reads it. */
+static uint64_t mark_of(struct swf_cache *c, const void *obj)
+{
+    const struct swf_cache_head_ *h = (const struct swf_cache_head_ *)(const void *)c;
+    return h->key ^ (uint64_t)(uintptr_t)obj;
+}
+
+static uint64_t first_word(const void *obj)
+{
+    uint64_t w;
+    memcpy(&w, obj, sizeof(w));
+    return w;
+}
+
+#define MARKED 100 /* more than a magazine: the scans cover the loaded and the prev magazine */
+
+/* Objects whose users left the mark in them, freed every single way, with other objects (marked
+ * for real) in the magazines meanwhile: a scan each, never an abort. */
+static void mark_by_chance(size_t size, unsigned checks)
+{
+    struct swf_cache_config cfg = {.object_size = size, .checks = checks, .name = "chance"};
+    struct swf_cache *c;
+    tap_require(swf_cache_create(&cfg, &c) == 0 && swf_cache_grow(c, 4 * MARKED) == 0, "create");
+    void *o[MARKED];
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < MARKED; i++) {
+            o[i] = i % 2 ? swf_cache_alloc(c, SWF_NOWAIT) : swf_cache_alloc_fast(c);
+            tap_require(o[i] != NULL, "alloc");
+        }
+        if (round == 0) { /* freed for real, so that the magazines hold marked objects */
+            swf_cache_free_bulk(c, o + MARKED / 2, MARKED / 2);
+            for (size_t i = 0; i < MARKED / 2; i++)
+                if (i % 2 == 0)
+                    swf_cache_free(c, o[i]);
+        }
+        for (size_t i = 0; i < MARKED; i++) {
+            uint64_t m = mark_of(c, o[i]);
+            if (round == 0 && (i >= MARKED / 2 || i % 2 == 0))
+                continue; /* already free */
+            memcpy(o[i], &m, sizeof(m));
+            if (round == 1)
+                swf_cache_free(c, o[i]);
+            else
+                swf_cache_free_fast(c, o[i]);
+        }
+    }
+    /* Bulk allocations leave the marks of the frees above; single frees of them only scan. */
+    size_t bulk_marked = 0, got;
+    memset(o, 0, sizeof(o));
+    got = swf_cache_alloc_bulk(c, SWF_NOWAIT, o, MARKED);
+    for (size_t i = 0; i < got; i++)
+        bulk_marked += first_word(o[i]) == mark_of(c, o[i]);
+    for (size_t i = 0; i < got; i++)
+        i % 2 ? swf_cache_free(c, o[i]) : swf_cache_free_fast(c, o[i]);
+    struct swf_cache_stats st;
+    swf_cache_stats(c, &st);
+    ok(got == MARKED && bulk_marked > 0 && st.alive == 0,
+       "%zu-byte objects, checks %u: objects holding the mark by chance, and %zu of %zu from a "
+       "bulk allocation still marked, freed without an abort; nothing alive",
+       size, checks, bulk_marked, got);
+    ok(swf_cache_destroy(c) == 0, "destroy");
+}
+
+/* What a single allocation hands out: first min(8, size) bytes zero, after a user scribbled the
+ * whole object and freed it (which marks it), through every single allocation function. */
+static void alloc_zeroes(size_t size, unsigned checks)
+{
+    struct swf_cache_config cfg = {.object_size = size, .checks = checks, .name = "zero"};
+    struct swf_cache *c;
+    tap_require(swf_cache_create(&cfg, &c) == 0 && swf_cache_grow(c, 4 * MARKED) == 0, "create");
+    size_t n = size < 8 ? size : 8, zeroed = 0, total = 0, marked = 0;
+    static const unsigned char zero[8];
+    for (int way = 0; way < 3; way++) {
+        void *o[MARKED];
+        for (size_t i = 0; i < MARKED; i++) {
+            o[i] = swf_cache_alloc(c, SWF_WAIT);
+            tap_require(o[i] != NULL, "alloc");
+            memset(o[i], 0xa5, size);
+        }
+        for (size_t i = 0; i < MARKED; i++)
+            swf_cache_free(c, o[i]);
+        for (size_t i = 0; i < MARKED; i++) /* freed objects: the first word is the cache's */
+            marked += first_word(o[i]) == mark_of(c, o[i]);
+        for (size_t i = 0; i < MARKED; i++) {
+            o[i] = way == 0   ? swf_cache_alloc(c, SWF_NOWAIT)
+                   : way == 1 ? swf_cache_alloc_fast(c)
+                              : swf_cache_alloc(c, SWF_WAIT);
+            tap_require(o[i] != NULL, "alloc");
+            zeroed += memcmp(o[i], zero, n) == 0;
+            total++;
+        }
+        for (size_t i = 0; i < MARKED; i++)
+            swf_cache_free(c, o[i]);
+    }
+    ok(zeroed == total && marked > 0,
+       "%zu-byte objects, checks %u: a single allocation zeroes the first %zu bytes (%zu of %zu; "
+       "%zu of the objects freed before held the mark)",
+       size, checks, n, zeroed, total, marked);
+    ok(swf_cache_destroy(c) == 0, "destroy");
+}
+
 int main(void)
 {
     struct swf_cache_config bad = {.object_size = 64, .checks = 2};
@@ -174,5 +280,21 @@ int main(void)
     run(200, 0);
     run(4096, 0);
     run(200, 1);
+
+    struct swf_cache_config one = {.object_size = 64}, two = one;
+    struct swf_cache *c1, *c2;
+    tap_require(swf_cache_create(&one, &c1) == 0 && swf_cache_create(&two, &c2) == 0, "create");
+    uint64_t k1 = ((const struct swf_cache_head_ *)(const void *)c1)->key;
+    uint64_t k2 = ((const struct swf_cache_head_ *)(const void *)c2)->key;
+    ok(k1 != 0 && k2 != 0 && k1 != k2, "each cache has its own key, never 0");
+    swf_cache_destroy(c1);
+    swf_cache_destroy(c2);
+    for (unsigned checks = 0; checks < 2; checks++) {
+        mark_by_chance(64, checks);
+        mark_by_chance(24, checks);
+        alloc_zeroes(64, checks);
+        alloc_zeroes(4, checks);
+        alloc_zeroes(4096, checks);
+    }
     return tap_done();
 }

@@ -88,16 +88,19 @@
  *
  * Footprint (a 64-bit library built without debug checks): a cache keeps about 1 KiB until its
  * first use - a prefill, a grow or a WAIT allocation - which makes its tables and pools: magazines
- * in blocks of 64 (528 bytes each), thread states in blocks of 64 (64 bytes each), 8 shared pairs
+ * in blocks of 64 (528 bytes each), thread states in blocks of 64 (128 bytes each), 8 shared pairs
  * and 16 spare magazines, and the objects' memory in chunks of at least 64 KiB. A cache of 64-byte
  * objects keeps about 100 KiB resident after its first allocation (bench/README.md, footprint).
- * Each thread bound to a cache costs that cache a thread state and two magazines (1,120 bytes),
+ * Each thread bound to a cache costs that cache a thread state and two magazines (1,184 bytes),
  * and costs the thread 40 bytes of binding table per handle (above). A cache keeps what it made
  * until it is destroyed.
  *
  * Not offered, on purpose: realloc (objects have one size), per-object destructors (the cache
- * never looks inside objects it has handed out), and shrinking (memory goes back to the system
- * only at destroy; a cache sized for a feature's peak keeps it until the feature is gone).
+ * never looks inside objects it has handed out: it uses an object's first 8 bytes only from the
+ * moment it is freed - a single free reads them, then writes its mark there (swf_cache_free) -
+ * and zeroes them when a single allocation hands the object out), and shrinking (memory goes
+ * back to the system only at destroy; a cache sized for a feature's peak keeps it until the
+ * feature is gone).
  */
 #ifndef SWEEPFILL_CACHE_H
 #define SWEEPFILL_CACHE_H
@@ -144,7 +147,7 @@ struct swf_cache_config {
     size_t align;       /* power of two up to SWF_CACHE_ALIGN_MAX; 0 = natural: the largest power
                            of two dividing object_size, at least 8 and at most 16. Objects are
                            spaced by a multiple of 8 bytes whatever the alignment (a free object
-                           holds a pointer). */
+                           holds a pointer or the free mark). */
     size_t prefill;     /* objects made ready for NOWAIT by swf_cache_create */
     size_t limit;       /* most objects the cache ever holds (alive + ready); 0 = no limit */
     const char *name;   /* optional, copied (first 63 bytes); used in messages, and matched in
@@ -261,10 +264,12 @@ SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cach
 SWF_API int swf_cache_destroy(struct swf_cache *c);
 
 /*
- * Allocate one object. Its contents are unspecified (whatever its last user left).
+ * Allocate one object. Its first 8 bytes (all of it, for an object_size below 8) are zero: the
+ * cache clears there the mark a free wrote (swf_cache_free); the rest is unspecified (whatever
+ * its last user left). swf_cache_alloc_fast gives the same; swf_cache_alloc_bulk does not.
  * SWF_NOWAIT: lock-free, no system call, no allocation, no page fault; the common case touches
- * only the calling thread's magazine. SWF_WAIT: may block; gives the calling thread magazines of
- * its own. See enum swf_alloc_mode.
+ * only the calling thread's magazine and the object's first 8 bytes. SWF_WAIT: may block; gives
+ * the calling thread magazines of its own. See enum swf_alloc_mode.
  * Returns the object, or NULL with errno EINVAL (c NULL or mode not one of the two), EAGAIN
  * (NOWAIT found nothing ready, or an injected failure), ENOMEM (WAIT: system or limit).
  */
@@ -279,18 +284,26 @@ SWF_API void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
  * in every build, at a cost of a few instructions (bench/README.md):
  *   - obj not the start of an object of c: from malloc, into an object, or another cache's
  *     object, of any size (found in O(1) from the address: a process-wide map of the chunks);
- *   - a double free of an object that is in the magazines of the thread state the free goes to
- *     (the calling thread's own, or a shared pair it borrows): each thread state remembers the
- *     objects freed to it in a table of 128 slots, where any 128 consecutive objects of a
- *     mapping have slots of their own, and the double free is caught unless an allocation or
- *     free of another object with the same slot came in between (a free from a thread without
- *     a state, through the depot, is not looked for).
+ *   - a second free of an object that is still in the magazines of the thread state the free
+ *     goes to (the calling thread's own, or a shared pair it borrows), its first 8 bytes
+ *     untouched since the first free - as glibc's tcache: a free writes there a mark (the
+ *     cache's random 64-bit key ^ the object's address), and a free that finds the mark looks
+ *     for the object in those two magazines (up to 120 entries) before anything else. Found:
+ *     the abort; not found (user data that happens to equal the mark, or an object that left
+ *     these magazines): the free goes on. So it is not caught once the object has moved on (to
+ *     the depot, another thread's magazines, or the loose list, whose link overwrites the mark),
+ *     nor after its first 8 bytes were written, nor when either free was a swf_cache_free_bulk
+ *     (which writes no mark and reads none) or a free through the depot by a thread without
+ *     magazines of its own when every shared pair is taken (it checks the owner only, and marks
+ *     the object).
+ * The free writes the object's first 8 bytes (the mark) in every build.
  * With the full checks - swf_cache_config.checks = 1 for this cache, or for every cache the
  * environment variable SWF_DEBUG=checks (api.h) or a library built with meson
  * -Ddebug_checks=true (swf_debug_checks()) - also any double free wherever the object is (the
- * depot, another thread's magazines, the loose list) and a free of an object queued for a
- * deferred free: one state byte per object, changed by a compare-and-swap on every allocation and
- * free, which also sends the inline path (swf_cache_alloc_fast) to the library.
+ * depot, another thread's magazines, the loose list), whatever its first bytes hold and through
+ * any function, and a free of an object queued for a deferred free: one state byte per object,
+ * changed by a compare-and-swap on every allocation and free, which also sends the inline path
+ * (swf_cache_alloc_fast) to the library.
  */
 SWF_API int swf_cache_free(struct swf_cache *c, void *obj);
 
@@ -389,6 +402,9 @@ SWF_CXX_SHADOW_ON_
  * allocation, and causes no page fault; with failure injection on, each NULL entry is one NOWAIT
  * call (numbered in order). SWF_NOWAIT bulk moves whole magazines where it can: from this
  * thread's magazines, then a depot magazine at a time (two compare-and-swaps for up to 60).
+ * It does not touch the objects: their contents are unspecified, first 8 bytes included (a free
+ * mark may be left there; a later swf_cache_free of such an object, if its user never wrote
+ * them, costs a look through the thread's magazines, never an abort).
  */
 SWF_API size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void **objs,
                                     size_t n);
@@ -396,8 +412,10 @@ SWF_API size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mod
 /*
  * Free the non-NULL entries of objs[0 .. n-1] (allocated from c). Lock-free, no system call, no
  * allocation, from any thread; whole magazines go to the depot at once. Returns 0; EINVAL if c
- * is NULL or objs is NULL with n > 0. Each entry is checked as swf_cache_free checks obj (an
- * entry given twice in objs is a double free), and misuse aborts naming swf_cache_free_bulk.
+ * is NULL or objs is NULL with n > 0. Each entry's owner is checked as swf_cache_free checks
+ * obj's (an entry that is not the start of an object of c aborts naming swf_cache_free_bulk, in
+ * every build); the objects are not touched, so no mark is written or read and a double free
+ * (an entry given twice in objs, or one already free) is caught by the full checks only.
  */
 SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n);
 
@@ -408,9 +426,10 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  * thread's loaded magazine has an object, or has room - and call them otherwise. Same contracts
  * (lock-free, no system call, no allocation, no page fault, errors), with no call and no PLT
  * indirection on the common path, and the same always-on checks of the freed pointer (the test
- * against the chunk the thread last freed into, and its table of recent frees; anything else
- * calls the library, which checks it in full). With the full checks on for c, or while failure
- * injection is on for c, they always call the library.
+ * against the chunk the thread last freed into, and the free mark in the object's first 8
+ * bytes; anything else calls the library, which checks it in full), and the same writes there
+ * (free: the mark; alloc: zero). With the full checks on for c, or while failure injection is
+ * on for c, they always call the library.
  *
  * They read the structures below, which the library lays out this way for as long as its soname
  * is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 2): the first bytes of a struct swf_cache; the
@@ -431,10 +450,8 @@ struct swf_cache_head_ {
     uint64_t inv;    /* the inverse, modulo 2^64, of the stride's odd part */
     uint32_t shift;  /* the stride's trailing zero bits */
     uint32_t unused_;
+    uint64_t key;    /* random, never 0: a single free writes key ^ obj in obj's first word */
 };
-
-/* Slots of a thread's table of the objects it freed last (swf_thread_cache_.recent). */
-#define SWF_CACHE_RECENT_ 128
 
 struct swf_magazine_ {
     uint32_t x_link_; /* the depot's */
@@ -450,8 +467,6 @@ struct swf_thread_cache_ {
     uint64_t x_frees;
     uintptr_t base;                /* the chunk this thread last freed into: its first object */
     uint64_t nobjs;                /* and how many objects it holds (0: none checked yet) */
-    void *recent[SWF_CACHE_RECENT_]; /* obj at slot (obj >> shift) % 128 when this thread freed
-                                        it last, NULL when it allocated it since (or never) */
 };
 
 struct swf_binding_ {
@@ -481,16 +496,6 @@ static inline struct swf_thread_cache_ *swf_cache_state_(struct swf_cache *c)
     return SWF_STATIC_CAST_(struct swf_thread_cache_ *, t->table[h->handle].state);
 }
 
-/* obj's slot in a thread's table of the objects it freed last: consecutive objects differ by an
- * odd number in (address >> shift), so any 128 of them in a row have slots of their own. */
-static inline unsigned swf_cache_slot_(struct swf_cache *c, const void *obj)
-{
-    const struct swf_cache_head_ *h =
-        SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, c));
-    return SWF_STATIC_CAST_(unsigned, (SWF_REINTERPRET_CAST_(uintptr_t, obj) >> h->shift) %
-                                          SWF_CACHE_RECENT_);
-}
-
 /* swf_cache_alloc(c, SWF_NOWAIT), inline in the common case. */
 static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 {
@@ -500,23 +505,39 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
                          1)) {
         struct swf_magazine_ *m = ts->loaded;
         void *obj = m->obj[--m->n];
-        ts->recent[swf_cache_slot_(c, obj)] = SWF_NULL_; /* a later free of it is not suspect */
+        uint64_t zero = 0; /* clear the free mark: a later free of it is not suspect */
+        __builtin_memcpy(obj, &zero, sizeof(zero));
         __atomic_store_n(&ts->x_allocs_nowait, ts->x_allocs_nowait + 1, __ATOMIC_RELAXED);
         return obj;
     }
     return swf_cache_alloc(c, SWF_NOWAIT);
 }
 
-/* Whether obj is an object of the chunk ts last freed into, and not in ts's table of objects it
- * freed last: one multiplication does both the bounds and the divisibility test (the quotient of
- * a multiple of the stride, or a huge number otherwise). */
+/* Whether obj is an object of the chunk ts last freed into: one multiplication does both the
+ * bounds and the divisibility test (the quotient of a multiple of the stride, or a huge number
+ * otherwise). */
+static inline int swf_cache_owned_(const struct swf_cache_head_ *h,
+                                   const struct swf_thread_cache_ *ts, const void *obj)
+{
+    uint64_t q = (SWF_REINTERPRET_CAST_(uintptr_t, obj) - ts->base) * h->inv;
+    q = (q >> h->shift) | (q << ((64 - h->shift) & 63));
+    return q < ts->nobjs;
+}
+
+/* Whether obj's first word holds the free mark (key ^ obj): a free object still marked, or a
+ * live one whose user left that value there (the library then looks for it, never aborts). */
+static inline int swf_cache_marked_(const struct swf_cache_head_ *h, const void *obj)
+{
+    uint64_t word;
+    __builtin_memcpy(&word, obj, sizeof(word));
+    return word == (h->key ^ SWF_REINTERPRET_CAST_(uintptr_t, obj));
+}
+
+/* The common free's test: an object of the chunk ts last freed into, not marked free. */
 static inline int swf_cache_free_ok_(const struct swf_cache_head_ *h,
                                      const struct swf_thread_cache_ *ts, const void *obj)
 {
-    uintptr_t a = SWF_REINTERPRET_CAST_(uintptr_t, obj);
-    uint64_t q = (a - ts->base) * h->inv;
-    q = (q >> h->shift) | (q << ((64 - h->shift) & 63));
-    return q < ts->nobjs && ts->recent[(a >> h->shift) % SWF_CACHE_RECENT_] != obj;
+    return swf_cache_owned_(h, ts, obj) && !swf_cache_marked_(h, obj);
 }
 
 /* swf_cache_free(c, obj), inline in the common case. */
@@ -530,8 +551,11 @@ static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
                              ts->loaded->n < SWF_CACHE_MAGAZINE && swf_cache_free_ok_(h, ts, obj),
                          1)) {
         struct swf_magazine_ *m = ts->loaded;
-        ts->recent[swf_cache_slot_(c, obj)] = obj;
-        m->obj[m->n++] = obj;
+        uint32_t n = m->n; /* read before the mark's store, which may alias it for the compiler */
+        uint64_t mark = h->key ^ SWF_REINTERPRET_CAST_(uintptr_t, obj);
+        __builtin_memcpy(obj, &mark, sizeof(mark));
+        m->obj[n] = obj;
+        m->n = n + 1;
         __atomic_store_n(&ts->x_frees, ts->x_frees + 1, __ATOMIC_RELAXED);
         return 0;
     }
