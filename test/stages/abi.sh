@@ -76,7 +76,7 @@ judge() {
 
 # 1. One more exported function: compatible.
 printf '\nSWF_API int swf_abi_probe_added(void);\n\nint swf_abi_probe_added(void)\n{\n    return 1;\n}\n' \
-  >>"$copy/lib/version.c"
+  >>"$copy/lib/base/version.c"
 judge
 [ $status = 0 ]
 ok $? "a copy that adds an exported function passes the check (abidiff status $status)"
