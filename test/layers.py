@@ -124,9 +124,10 @@ def check(root):
         what += "; uses " + ("; ".join(f"{k}: {' '.join(v)}" for k, v in sorted(
             uses.items(), key=lambda kv: LAYERS.index(kv[0]) if kv[0] in LAYERS else 9))
             or "no other file's names")
-        results.append((not bad, what if not bad else f"{f} ({lay}): " + "; ".join(bad)))
         if bad:
-            results[-1] = (False, results[-1][1] + "\n# " + what)
+            results.append((False, f"{f} ({lay}): " + "; ".join(bad) + "\n# " + what))
+        else:
+            results.append((True, what))
     return results
 
 
@@ -148,7 +149,8 @@ FIXTURE = {
     "lib/base/bare.c": '#include "low.h"\n',
     "lib/cache/high.h": '#include "base/low.h"\nint swf_high(void);\n',
     "lib/cache/high.c": ('#include "cache/high.h"\n#include "sweepfill/cache.h"\n'
-                         "int swf_high_var = 1;\n\nint swf_high(void)\n{\n    return swf_low();\n}\n"),
+                         "int swf_high_var = 1;\n\n"
+                         "int swf_high(void)\n{\n    return swf_low();\n}\n"),
     "lib/stray.c": "int x;\n",
 }
 FIXTURE_BAD = {"lib/base/up_call.c", "lib/base/up_var.c", "lib/base/up_include.c",
