@@ -31,7 +31,7 @@
  *   - starts a synchronizer thread that loops a grace-period wait - synchronize_rcu() for the
  *     urcu variant (which sleeps on a futex while it waits), swf_cache_quiesce() on a record of
  *     the sweep's epoch for the swf_sweep variants (a grace period waited for as sweepfill waits:
- *     lib/epoch_wait.c; before issue 13, a sched_yield at each scan), and
+ *     lib/base/epoch_wait.c; before issue 13, a sched_yield at each scan), and
  *     swf_registry_synchronize() for the registry - sleeping 100 us between waits (as
  *     bench_sections' does), and records the longest single wait and its own CPU time;
  *   - runs the activation (manual time; for the swf_sweep variants grow + sweep, for the
@@ -244,7 +244,7 @@ static void *syncer_main(void *arg)
             synchronize_rcu();
         else if (rec != NULL)
             swf_cache_quiesce(s->c, rec); /* a grace period on the sweep's epoch, waited for
-                                             as sweepfill waits (lib/epoch_wait.c) */
+                                             as sweepfill waits (lib/base/epoch_wait.c) */
         else
             swf_registry_synchronize(s->r);
         uint64_t t = bench_now_ns() - t0;

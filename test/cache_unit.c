@@ -278,7 +278,7 @@ static void test_cross_thread_frees(void)
     for (int i = 0; i < 10; i++)
         objs[i] = swf_cache_alloc(c, SWF_WAIT);
     /* Another thread frees them without flushing: they sit in that thread's magazine until it
-     * exits, which hands them back (thread.h's exit hook). */
+     * exits, which hands them back (owner.h's exit hook). */
     struct handoff h = {c, 10, objs, false};
     run_thread(free_in_thread, &h);
     void *again[10];

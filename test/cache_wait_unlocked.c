@@ -14,7 +14,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "cache_internal.h"
+#include "cache/cache_internal.h"
 #include "tap.h"
 
 static struct swf_cache *c;

@@ -1,12 +1,12 @@
 /*
- * test/istack_unit.c - the index stack's tag: 40 bits beside a 24-bit index (lib/istack.h).
+ * test/istack_unit.c - the index stack's tag: 40 bits beside a 24-bit index (lib/base/istack.h).
  *
  * Pushes and pops keep LIFO order and bump the tag on every change, the tag carries into its own
  * bits only (never into the index), and it wraps at 2^40 back to 0 with the index intact.
  */
 #include <stdlib.h>
 
-#include "istack.h"
+#include "base/istack.h"
 
 #include "tap.h"
 

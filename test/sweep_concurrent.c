@@ -47,7 +47,7 @@
 
 #include "members.h"
 #include "tap.h"
-#include "tsan.h"
+#include "base/tsan.h"
 
 enum { READERS = 2, RESERVE = 8, BOUND = 64 };
 
@@ -150,7 +150,7 @@ static void epoch_read_lock(void)
 
 static void epoch_read_unlock(void)
 {
-    swf_tsan_release(&epoch); /* see lib/tsan.h */
+    swf_tsan_release(&epoch); /* see lib/base/tsan.h */
     ck_epoch_end(trec, NULL);
 }
 

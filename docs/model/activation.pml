@@ -1,6 +1,6 @@
 /*
- * docs/model/activation.pml - the registry's activation protocol (lib/registry.c), as a Promela
- * model for spin.
+ * docs/model/activation.pml - the registry's activation protocol (lib/registry/registry.c), as a
+ * Promela model for spin.
  *
  * Processes, all racing:
  *   Activator  swf_registry_activate: sets the active flag under the writer mutex, then runs the

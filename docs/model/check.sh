@@ -204,7 +204,7 @@ verify "feature/deactivate-does-not-wait-for-adders" feature.pml safety \
 verify "feature/adder-does-not-read-the-flag-again" feature.pml safety \
   'assertion violated \(slot\[i\]==0\)' -DBROKEN_NO_RECHECK
 
-# The library's pin (pin.h, lib/pin.c): swf_pin_retire racing the sweeps' swf_pin_put, with the
+# The library's pin (pin.h, lib/sweep/pin.c): swf_pin_retire racing the sweeps' swf_pin_put, with the
 # grace period of an epoch/RCU list and of a lock-protected list (swf_grace_lock).
 pinsafe="freed exactly once, no leak, no use after free, no pin after the grace period, completeness, visit bound, no deadlock"
 verify "pin, epoch/RCU grace [$pinsafe] 2 sweeps, 3 members, 2 deletions" pin.pml safety pass \

@@ -1,6 +1,6 @@
 /*
  * docs/model/cursor.pml - the sweep's resumable cursor (include/sweepfill/sweep_inline.h) on
- * the registry's pinnable list (lib/registry.c), as a Promela model for spin.
+ * the registry's pinnable list (lib/registry/registry.c), as a Promela model for spin.
  *
  * Processes, all racing:
  *   Sweeper   the RESUME sweep with section bound K (it leaves its section after every K

@@ -1,7 +1,7 @@
 /*
- * docs/model/deactivate.pml - the registry's deactivation (lib/registry.c: swf_registry_deactivate,
- * unpublish_all, retire, barrier) racing add, del and a reader, with the epoch records of
- * deactivate and the reader, as a Promela model for spin.
+ * docs/model/deactivate.pml - the registry's deactivation (lib/registry/registry.c:
+ * swf_registry_deactivate, unpublish_all, retire, barrier) racing add, del and a reader, with the
+ * epoch records of deactivate and the reader, as a Promela model for spin.
  *
  * Processes, all racing, from a registry that is active with NI members each holding an object
  * (what activate returning 0 leaves):
@@ -95,7 +95,7 @@ bool deact_done = 0; /* deactivate (and its one retry) returned */
 bool dbound = 0;    /* the deactivating thread has a bound reader record (record 0) */
 byte deact_ret = NIL;
 
-/* ---- reader records (lib/registry.c: reader_get, reader_release, reader_done_with) ---- */
+/* ---- reader records (lib/registry/registry.c: reader_get, reader_release, reader_done_with) */
 
 inline unregister(p)
 {

@@ -1,6 +1,7 @@
 /*
- * feature.pml - exact activation on a user's own list (include/sweepfill/feature.h, lib/feature.c):
- * adders racing an activation and a deactivation, on a machine that buffers stores.
+ * feature.pml - exact activation on a user's own list (include/sweepfill/feature.h,
+ * lib/sweep/feature.c): adders racing an activation and a deactivation, on a machine that buffers
+ * stores.
  *
  * Spin interleaves statements in one total order, so the reordering the fences are there for is
  * made explicit: each store of the race (an adder's link, the activator's raising of the flag)

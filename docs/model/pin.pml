@@ -1,5 +1,5 @@
 /*
- * docs/model/pin.pml - the library's pin (include/sweepfill/pin.h, lib/pin.c): swf_pin_retire
+ * docs/model/pin.pml - the library's pin (include/sweepfill/pin.h, lib/sweep/pin.c): swf_pin_retire
  * racing the sweeps' swf_pin_put, with the grace period of an epoch/RCU list (ck_epoch_call,
  * call_rcu) or of a lock-protected list (swf_grace_lock: the unlink under the write lock is the
  * grace period), as a Promela model for spin.

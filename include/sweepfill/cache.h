@@ -8,7 +8,7 @@
  * stays resident, causes no page fault. This is what makes an allocation legal inside a
  * read-side section in which nothing may block.
  *
- * Structure (lib/cache_internal.h has the full argument):
+ * Structure (lib/cache/cache_internal.h has the full argument):
  *   - a thread gets its own pair of magazines (arrays of up to SWF_CACHE_MAGAZINE free objects)
  *     for a cache at its first blocking call on that cache (swf_cache_grow - swf_cache_grow(c, 0)
  *     does only that - or a WAIT allocation), or, once it has made a swf_cache_grow or a WAIT
@@ -109,6 +109,7 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "binding.h" /* struct swf_cache_head_, swf_thread_self_: the inline path reads them */
 
 #ifdef __cplusplus
 extern "C" {
@@ -431,27 +432,17 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  * (free: the mark; alloc: zero). With the full checks on for c, or while failure injection is
  * on for c, they always call the library.
  *
- * They read the structures below, which the library lays out this way for as long as its soname
- * is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 2): the first bytes of a struct swf_cache; the
- * calling thread's binding table (swf_thread_self_, an initial-exec TLS variable the library
- * exports), indexed by the cache's handle; the first bytes of a thread's state for a cache; and
- * the first bytes of a magazine. Changing any of them, or what the library stores there, needs a
- * new soname. Everything else in these objects is the library's and may change. The library
+ * They read the structures below and binding.h's, which the library lays out this way for as long
+ * as its soname is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 2): the first bytes of a struct
+ * swf_cache; the calling thread's binding table (swf_thread_self_, an initial-exec TLS variable the
+ * library exports), indexed by the cache's handle; the first bytes of a thread's state for a cache;
+ * and the first bytes of a magazine. Changing any of them, or what the library stores there, needs
+ * a new soname. Everything else in these objects is the library's and may change. The library
  * itself reads and writes these fields through these very types (its own structures begin with
  * them), so the two views never disagree, even under link-time optimisation. Do not touch these
  * structures yourself.
  */
 #define SWF_CACHE_INLINE_ABI 2
-
-struct swf_cache_head_ {
-    uint64_t id;     /* the cache's identity: unique in the process, never 0, never reused */
-    uint32_t handle; /* its index in every thread's binding table */
-    uint32_t x_slow; /* non-zero: calls must go to the library (full checks, injection) */
-    uint64_t inv;    /* the inverse, modulo 2^64, of the stride's odd part */
-    uint32_t shift;  /* the stride's trailing zero bits */
-    uint32_t unused_;
-    uint64_t key;    /* random, never 0: a single free writes key ^ obj in obj's first word */
-};
 
 struct swf_magazine_ {
     uint32_t x_link_; /* the depot's */
@@ -468,20 +459,6 @@ struct swf_thread_cache_ {
     uintptr_t base;                /* the chunk this thread last freed into: its first object */
     uint64_t nobjs;                /* and how many objects it holds (0: none checked yet) */
 };
-
-struct swf_binding_ {
-    uint64_t id;  /* the owner this entry belongs to; any other value: not this cache's */
-    void *state;  /* for a cache: its struct swf_thread_cache_ for this thread */
-};
-
-struct swf_thread_ {
-    struct swf_binding_ *table; /* indexed by handle; written by this thread only */
-    uint32_t cap;               /* entries in table */
-    uint32_t armed;             /* the library's */
-};
-
-SWF_API extern __thread struct swf_thread_ swf_thread_self_
-    __attribute__((tls_model("initial-exec")));
 
 /* This thread's state for c, or NULL: what the inline path may use. */
 static inline struct swf_thread_cache_ *swf_cache_state_(struct swf_cache *c)

@@ -102,8 +102,8 @@ extern "C" {
 #ifdef SWF_URCU_TSAN_
 /* A grace period orders the readers' sections before call_rcu's callback through liburcu's own
  * barriers, which ThreadSanitizer cannot see: the guards release on the flavour when a section
- * ends and the callback acquires on it (as sweepfill's epoch guards do, lib/tsan.h); the hand-over
- * of the pin through call_rcu's queue is stated the same way. */
+ * ends and the callback acquires on it (as sweepfill's epoch guards do, lib/base/tsan.h); the
+ * hand-over of the pin through call_rcu's queue is stated the same way. */
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
 #define SWF_URCU_TSAN_RELEASE_(a) __tsan_release((void *)(a))

@@ -8,7 +8,7 @@
  *
  * ABI policy. The shared library's soname is libsweepfill.so.0, and every symbol it exports is
  * versioned SWEEPFILL_0 (lib/sweepfill.map): the functions, the variable swf_array_ops and the
- * initial-exec TLS variable swf_thread_self_ (the inline path's, cache.h). Within soname 0:
+ * initial-exec TLS variable swf_thread_self_ (the inline path's, binding.h). Within soname 0:
  *   - compatible, and allowed in a minor release: adding functions, macros, enum constants and
  *     new types; giving a reserved field a meaning (see below);
  *   - incompatible, and only with a new soname (libsweepfill.so.1, version 1.0.0): removing or

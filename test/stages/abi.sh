@@ -58,7 +58,7 @@ copy=$tmp/copy
 mkdir -p "$copy"
 tar -C "$src" --exclude=./build --exclude=./.git --exclude=./subprojects --exclude=./bench/out \
   -cf - . | tar -C "$copy" -xf -
-for f in lib/version.c lib/sweepfill.map include/sweepfill/sweep.h include/sweepfill/version.h; do
+for f in lib/base/version.c lib/sweepfill.map include/sweepfill/sweep.h include/sweepfill/version.h; do
   cp "$copy/$f" "$copy/$f.orig"
 done
 restore() { for f in "$@"; do cp "$copy/$f.orig" "$copy/$f"; done; }
@@ -76,7 +76,7 @@ judge() {
 
 # 1. One more exported function: compatible.
 printf '\nSWF_API int swf_abi_probe_added(void);\n\nint swf_abi_probe_added(void)\n{\n    return 1;\n}\n' \
-  >>"$copy/lib/version.c"
+  >>"$copy/lib/base/version.c"
 judge
 [ $status = 0 ]
 ok $? "a copy that adds an exported function passes the check (abidiff status $status)"
@@ -87,7 +87,7 @@ grep -q "\[A\] 'function int swf_abi_probe_added()'" "$tmp/added.txt"
 ok $? "abidiff still reports the added function to the reader"
 
 # 2. A field appended to a public struct the caller passes by pointer: an ABI change.
-restore lib/version.c
+restore lib/base/version.c
 awk '/^struct swf_sweep_stats \{/ { inside = 1 }
      inside && /^\};/ { print "    uint64_t abi_probe_field;"; inside = 0 }
      { print }' "$copy/include/sweepfill/sweep.h.orig" >"$copy/include/sweepfill/sweep.h"

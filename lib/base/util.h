@@ -1,6 +1,6 @@
 /*
- * lib/util.h - small helpers shared by the library's sources: branch hints, checked arithmetic,
- * argument validation and the debug-build misuse report.
+ * lib/base/util.h - small helpers shared by the library's sources: branch hints, checked
+ * arithmetic, argument validation and the debug-build misuse report.
  */
 #ifndef SWF_LIB_UTIL_H
 #define SWF_LIB_UTIL_H
@@ -79,13 +79,13 @@ static inline bool swf_mul_overflows(size_t a, size_t b, size_t *out)
 
 /* Write every page of [p, p + len) once, so that the memory is backed before a lock-free path
  * writes it there: no page fault on that path (as long as the memory stays resident). Defined in
- * chunk.c, with the rest of memory preparation. */
+ * prefault.c. */
 void swf_prefault(void *p, size_t len);
 
 struct ck_epoch;
 struct ck_epoch_record;
 
-/* The state of one grace-period wait (lib/epoch_wait.c): pass it as the callback's argument. */
+/* The state of one grace-period wait (epoch_wait.c): pass it as the callback's argument. */
 struct swf_epoch_waiter {
     unsigned int scans;  /* scans that found a reader inside */
     unsigned int sleeps; /* futex sleeps so far */
@@ -105,7 +105,7 @@ void swf_epoch_wait(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *a
  * grace-period waiters, if any (one relaxed load when none sleeps; a futex wake when one does). */
 void swf_epoch_section_ended(void);
 
-/* In a child of fork: no grace-period waiter sleeps (thread.c's fork handler calls it). */
+/* In a child of fork: no grace-period waiter sleeps (owner.c's fork handler calls it). */
 void swf_epoch_wait_fork_child(void);
 
 /* A 64-bit mixer (SplitMix64's finaliser): the failure injection's deterministic random source. */

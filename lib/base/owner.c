@@ -1,8 +1,8 @@
 /*
- * lib/thread.c - the owner table, per-thread binding tables, the thread-exit hook and the fork
- * handlers (see thread.h).
+ * lib/base/owner.c - the owner table, per-thread binding tables, the thread-exit hook and the fork
+ * handlers (see owner.h).
  */
-#include "thread.h"
+#include "base/owner.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "base/util.h"
 
 SWF_API __thread struct swf_thread_ swf_thread_self_ __attribute__((tls_model("initial-exec")));
 

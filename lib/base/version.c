@@ -1,5 +1,5 @@
 /*
- * lib/version.c - the version of the library a program runs with.
+ * lib/base/version.c - the version of the library a program runs with.
  */
 #include "sweepfill/version.h"
 

@@ -1,8 +1,8 @@
 /*
- * lib/tstate.c - thread states: a thread's pair of magazines for one cache, how a thread gets
+ * lib/cache/tstate.c - thread states: a thread's pair of magazines for one cache, how a thread gets
  * one, and how it gives it back.
  *
- * A thread binds to a cache (thread.h's per-thread table, indexed by the cache's handle) on its
+ * A thread binds to a cache (owner.h's per-thread table, indexed by the cache's handle) on its
  * first blocking call on the cache (grow, a WAIT allocation), which first prepares the thread
  * (arms its exit hook, sizes its table) and makes a thread state and magazines if the pools are
  * dry. A prepared thread also binds lock-free on a NOWAIT call or a free, from the spare pools,
@@ -14,7 +14,7 @@
  * the magazine table does; thread states come back to the free pool when their thread exits or
  * flushes, so the table holds as many as threads bound at once.
  */
-#include "cache_internal.h"
+#include "cache/cache_internal.h"
 
 #include <errno.h>
 #include <time.h>

@@ -1,15 +1,16 @@
 /*
- * lib/cache_internal.h - the object cache's structures and the functions its files share,
+ * lib/cache/cache_internal.h - the object cache's structures and the functions its files share,
  * grouped by the file that defines them (one concept per file):
  *
  *   cache.c     the public entry points: the alloc and free fast paths, grow, flush, limits,
  *               statistics, create and destroy, and the fork hooks
- *   depot.c     magazines and the depot: the full, partial and empty stacks, and the shared
- *               path of threads without a thread state
+ *   mag.c       making magazines (in blocks), and private chains of empty ones
  *   loose.c     the loose list: objects freed when no magazine had room
+ *   depot.c     the depot's shared path, for threads without a thread state (the depot's
+ *               full, partial and empty stacks are inline, below)
  *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
- *   chunk.c     mapping and preparing memory for objects (and swf_prefault)
- *   dmap.c      the process-wide map from address to chunk (the always-on check of every
+ *   chunk.c     mapping and preparing memory for objects
+ *   freecheck.c the process-wide map from address to chunk (the always-on check of every
  *               free), the free mark's double-free check, and the full checks' states
  *   deferred.c  frees after an epoch grace period
  *
@@ -50,11 +51,11 @@
 
 #include "sweepfill/cache.h"
 
-#include "atomic.h"
-#include "failslab.h"
-#include "istack.h"
-#include "thread.h"
-#include "util.h"
+#include "base/atomic.h"
+#include "cache/failslab.h"
+#include "base/istack.h"
+#include "base/owner.h"
+#include "base/util.h"
 
 #define MAG_CAP         SWF_CACHE_MAGAZINE
 #define MAG_BLOCK_SHIFT 6        /* 64 magazines (33 KiB) per table block */
@@ -123,7 +124,7 @@ _Static_assert(offsetof(struct swf_tls_owner, head) == 0, "the owner's head come
 
 struct swf_chunk {
     struct swf_chunk *next;
-    struct swf_cache *cache; /* the owner: what every free checks (dmap.c) */
+    struct swf_cache *cache; /* the owner: what every free checks (freecheck.c) */
     char *base;
     size_t map_bytes;
     size_t nobjs;
@@ -133,7 +134,7 @@ struct swf_chunk {
 };
 
 struct swf_cache {
-    struct swf_tls_owner owner; /* first: its head is cache.h's struct swf_cache_head_ */
+    struct swf_tls_owner owner; /* first: its head is binding.h's struct swf_cache_head_ */
     size_t object_size;
     size_t align;
     size_t stride;
@@ -180,7 +181,7 @@ struct swf_cache {
     const char *map_why; /* why the last swf_map_objects came up short */
 };
 
-/* ---- depot.c ---------------------------------------------------------------------------------
+/* ---- the depot's stacks ----------------------------------------------------------------------
  */
 
 static inline struct swf_mag *swf_mag_at(struct swf_cache *c, uint32_t index)
@@ -220,6 +221,9 @@ static inline struct swf_mag *swf_depot_get_empty(struct swf_cache *c)
     return swf_mag_at(c, i);
 }
 
+/* ---- mag.c -----------------------------------------------------------------------------------
+ */
+
 /* Add a block of empty magazines (refill_lock held). 0 or ENOMEM (table full, or no memory). */
 int swf_mags_make(struct swf_cache *c);
 
@@ -236,6 +240,9 @@ void swf_mags_put_chain(struct swf_cache *c, struct swf_mag *head);
 
 /* The next magazine of a private chain, or NULL. */
 struct swf_mag *swf_mags_chain_next(struct swf_cache *c, struct swf_mag *m);
+
+/* ---- depot.c: the shared path ----------------------------------------------------------------
+ */
 
 /* The shared path, for threads without a thread state: one object straight from the depot (or
  * the loose list), and one object straight back. Lock-free, O(1) per object. */
@@ -342,7 +349,7 @@ int swf_map_check(struct swf_cache *c, size_t want);
 /* Unmap every chunk (destroy). */
 void swf_chunks_free(struct swf_cache *c);
 
-/* ---- dmap.c ----------------------------------------------------------------------------------
+/* ---- freecheck.c -----------------------------------------------------------------------------
  */
 
 /* Record a chunk's granules in the process-wide map (refill_lock held), and forget them (before

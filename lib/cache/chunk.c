@@ -1,5 +1,5 @@
 /*
- * lib/chunk.c - mapping and preparing memory for objects.
+ * lib/cache/chunk.c - mapping and preparing memory for objects.
  *
  * Memory enters a cache in chunks mapped on a blocking path and prepared there: every page is
  * made present and writable (and locked, with lock_memory), so that no lock-free path ever takes
@@ -9,13 +9,13 @@
  * where the kernel lacks it); large chunks are 2 MiB-aligned and advised MADV_HUGEPAGE, so that
  * one fault brings 512 pages; and with grow_threads the range is split between threads. The same
  * goes for every other byte a lock-free path may write: magazine and thread-state blocks
- * (istack.c), the full checks' states (here), binding tables (thread.c).
+ * (istack.c), the full checks' states (here), binding tables (owner.c).
  *
  * A chunk's objects go on the depot in magazines that are taken before the chunk is mapped:
  * when the magazine table is full, the chunk is made smaller (or not mapped at all) rather than
  * mapped and left unusable.
  */
-#include "cache_internal.h"
+#include "cache/cache_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -36,16 +36,6 @@
 #define PARALLEL_MIN     ((size_t)16 << 20) /* grow_threads: split only larger chunks */
 #define GROW_STEP_BYTES  ((size_t)64 << 20) /* swf_map_objects maps at most this at once */
 #define THP_ENABLED_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
-
-void swf_prefault(void *p, size_t len)
-{
-    /* Every 4 KiB: the smallest page size of the systems we run on, so every page is hit. */
-    volatile char *b = p;
-    for (size_t off = 0; off < len; off += 4096)
-        b[off] = b[off];
-    if (len > 0)
-        b[len - 1] = b[len - 1];
-}
 
 bool swf_thp_available(void)
 {
@@ -227,7 +217,7 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
         struct swf_prep small = {.lock = c->lock_memory, .threads = 1};
         ch->state = (uint8_t *)swf_map_prepared(ch->state_bytes, page, &small, err);
     }
-    /* Every free looks its pointer up in the process-wide map (dmap.c). */
+    /* Every free looks its pointer up in the process-wide map (freecheck.c). */
     if ((c->checks && ch->state == NULL) || swf_dmap_insert(ch) != 0) {
         if (ch->state != NULL)
             munmap(ch->state, ch->state_bytes);

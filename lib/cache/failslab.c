@@ -1,12 +1,12 @@
 /*
- * lib/failslab.c - parsing SWF_FAILSLAB and deciding which NOWAIT calls fail.
+ * lib/cache/failslab.c - parsing SWF_FAILSLAB and deciding which NOWAIT calls fail.
  *
  * The decision for call k is a pure function of (seed, k) and the interval, plus the shared
  * `times` budget: that is what makes a run reproducible for a seed. The parameters live in an
  * immutable block published by one release store (failslab.h), so a NOWAIT call racing with a
  * reconfiguration uses either the old or the new settings, each complete.
  */
-#include "failslab.h"
+#include "cache/failslab.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic.h"
-#include "util.h"
+#include "base/atomic.h"
+#include "base/util.h"
 
 int swf_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *fs)
 {

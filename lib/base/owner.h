@@ -1,6 +1,6 @@
 /*
- * lib/thread.h - library objects ("owners": caches and registries) and the per-thread state each
- * thread keeps for them, found without a lock and without collisions.
+ * lib/base/owner.h - library objects ("owners": caches and registries) and the per-thread state
+ * each thread keeps for them, found without a lock and without collisions.
  *
  * Owners. Every cache and registry registers as an owner: it gets an id, unique for the life of
  * the process and never reused, and a handle, the lowest free slot of a global table of
@@ -35,15 +35,15 @@
  * library is linked with -z nodelete: dlclose leaves it mapped, and a thread exiting afterwards
  * still finds its code; a later dlopen returns the same instance.
  */
-#ifndef SWF_LIB_THREAD_H
-#define SWF_LIB_THREAD_H
+#ifndef SWF_LIB_OWNER_H
+#define SWF_LIB_OWNER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sweepfill/cache.h"
+#include "sweepfill/binding.h"
 
-#include "atomic.h"
+#include "base/atomic.h"
 
 #define SWF_OWNERS_MAX 65536
 
@@ -63,15 +63,15 @@ struct swf_owner_ops {
     int fork_rank; /* hooks run by increasing rank: a lock of rank 0 is taken before rank 1 */
 };
 
-/* An owner starts with cache.h's struct swf_cache_head_, which the inline path reads: id (unique,
- * never 0, < 2^48), handle (index in the owner table and in every thread's binding table), and
- * x_slow (caches: calls must go to the library). */
+/* An owner starts with binding.h's struct swf_cache_head_, which the inline path reads: id
+ * (unique, never 0, < 2^48), handle (index in the owner table and in every thread's binding
+ * table), and x_slow (caches: calls must go to the library). */
 struct swf_tls_owner {
     struct swf_cache_head_ head;
     const struct swf_owner_ops *ops;
 };
 
-/* The calling thread's own record is cache.h's struct swf_thread_ (the inline path reads it), in
+/* The calling thread's own record is binding.h's struct swf_thread_ (the inline path reads it), in
  * initial-exec TLS: a few words, so that the static TLS a late dlopen draws from is not strained.
  * Its table holds struct swf_binding_ entries (id, state). */
 #define swf_tls_self swf_thread_self_
@@ -129,4 +129,4 @@ int swf_tls_owner_register(struct swf_tls_owner *o);
  * calling thread's binding. Blocking. */
 void swf_tls_owner_unregister(struct swf_tls_owner *o);
 
-#endif /* SWF_LIB_THREAD_H */
+#endif /* SWF_LIB_OWNER_H */

@@ -1,5 +1,5 @@
 /*
- * lib/epoch_wait.c - how sweepfill waits for a ck_epoch grace period: spin briefly, then sleep
+ * lib/base/epoch_wait.c - how sweepfill waits for a ck_epoch grace period: spin briefly, then sleep
  * until a read-side section ends.
  *
  * ck_epoch_synchronize_wait and ck_epoch_barrier_wait call swf_epoch_wait each time a scan finds
@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomic.h"
-#include "util.h"
+#include "base/atomic.h"
+#include "base/util.h"
 
 #define SPIN_SCANS   32     /* scans to spin through before sleeping */
 #define SPIN_PAUSES  64     /* pause instructions per spinning scan */

@@ -1,5 +1,5 @@
 /*
- * lib/failslab.h - failure injection for NOWAIT allocations (the state behind swf_failslab).
+ * lib/cache/failslab.h - failure injection for NOWAIT allocations (the state behind swf_failslab).
  */
 #ifndef SWF_LIB_FAILSLAB_H
 #define SWF_LIB_FAILSLAB_H
@@ -9,7 +9,7 @@
 
 #include "sweepfill/cache.h"
 
-#include "atomic.h"
+#include "base/atomic.h"
 
 /*
  * The settings in force, published as one pointer to an immutable block: a NOWAIT call that
@@ -44,7 +44,7 @@ static inline bool swf_failslab_on(const struct swf_failslab_state *s)
 }
 
 /* Number this NOWAIT call and decide whether it fails. A thread that has a private slot for the
- * cache (thread.h: it was prepared) numbers its calls there with plain stores: *block is the
+ * cache (owner.h: it was prepared) numbers its calls there with plain stores: *block is the
  * settings block it counts for (a new block restarts at 0), *calls its count. Other threads
  * (block NULL) share the block's atomic counter. Lock-free. */
 bool swf_failslab_should_fail(struct swf_failslab_state *s, const void **block, uint64_t *calls);

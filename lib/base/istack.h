@@ -1,5 +1,5 @@
 /*
- * lib/istack.h - a lock-free LIFO of nodes named by 32-bit index, safe against ABA.
+ * lib/base/istack.h - a lock-free LIFO of nodes named by 32-bit index, safe against ABA.
  *
  * The cache keeps its magazines and per-thread states in tables that only grow while the cache
  * lives, so a node is never unmapped under a thread that still looks at it; what remains is the
@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "atomic.h"
+#include "base/atomic.h"
 
 struct swf_itable {
     void **x_blocks;  /* the directory: dir_cap block pointers, NULL before the first grow;

@@ -1,5 +1,5 @@
 /*
- * lib/atomic.h - the atomic operations sweepfill uses, each named with its memory order.
+ * lib/base/atomic.h - the atomic operations sweepfill uses, each named with its memory order.
  *
  * Library code touches shared words only through these wrappers, so every ordering decision is
  * visible at the call site and reviewable ("store_release", never "store, order as passed").
@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tsan.h" /* SWF_TSAN */
+#include "base/tsan.h" /* SWF_TSAN */
 
 #if defined(SWF_ATOMICS_C11) || defined(SWF_TSAN)
 
@@ -149,7 +149,7 @@ static inline bool swf_cas_relaxed_8(uint8_t *p, uint8_t *expected, uint8_t desi
 
 /* Fences keep their meaning for the hardware; ThreadSanitizer does not model them (GCC says so
  * with -Wtsan), which is fine here: sweepfill's fences order accesses inside Concurrency Kit's
- * uninstrumented ck_epoch, and the edges TSan needs are stated with lib/tsan.h. */
+ * uninstrumented ck_epoch, and the edges TSan needs are stated with lib/base/tsan.h. */
 #pragma GCC diagnostic push
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
 #pragma GCC diagnostic ignored "-Wtsan"

@@ -1,5 +1,5 @@
 /*
- * lib/tsan.h - happens-before annotations for what ThreadSanitizer cannot see.
+ * lib/base/tsan.h - happens-before annotations for what ThreadSanitizer cannot see.
  *
  * A ck_epoch grace period orders every read-side section that ended before it with whatever the
  * waiting thread does next (typically a free), but it does so through ck's own fences and

@@ -1,5 +1,5 @@
 /*
- * lib/pin.c - the library's pin (pin.h): a pin count and two flags in one word, and the grace
+ * lib/sweep/pin.c - the library's pin (pin.h): a pin count and two flags in one word, and the grace
  * mechanisms for ck_epoch and for locks.
  *
  * Why each retired member is freed exactly once, and never while a sweep can touch it:
@@ -34,9 +34,9 @@
 #include <ck_epoch.h>
 #include <errno.h>
 
-#include "atomic.h"
-#include "tsan.h"
-#include "util.h"
+#include "base/atomic.h"
+#include "base/tsan.h"
+#include "base/util.h"
 
 #define PIN_COUNT      0x3fffffffu
 #define PIN_RETIRED    0x40000000u
@@ -148,7 +148,7 @@ static void epoch_defer(void *rec, struct swf_pin *pin)
     ck_epoch_record_t *r = rec;
     pin->x_grace[2] = r->global;
     /* The unlink visible before ck_epoch_call reads the epoch: ck_epoch_poll in Concurrency Kit
-     * 0.7.1 and 0.7.2 may otherwise end the grace period one epoch early (lib/deferred.c). */
+     * 0.7.1 and 0.7.2 may otherwise end the grace period one epoch early (lib/cache/deferred.c). */
     swf_fence_seq_cst();
     ck_epoch_call(r, (ck_epoch_entry_t *)swf_pin_grace_storage(pin), epoch_grace_over);
 }

@@ -1,5 +1,5 @@
 /*
- * lib/deferred.c - frees after a ck_epoch grace period.
+ * lib/cache/deferred.c - frees after a ck_epoch grace period.
  *
  * The objects go into empty magazines, each magazine is queued with ck_epoch_call on the
  * caller's record, and the callback puts the magazine on the depot once the grace period is
@@ -14,11 +14,11 @@
  * caller's unpublication visible before the epoch snapshot, which restores the one-epoch
  * distance that version's dispatch assumes.
  */
-#include "cache_internal.h"
+#include "cache/cache_internal.h"
 
 #include <errno.h>
 
-#include "tsan.h"
+#include "base/tsan.h"
 
 static void deferred_done(ck_epoch_entry_t *e)
 {

@@ -1,6 +1,6 @@
 /*
- * lib/feature.c - exact activation over a user's list: the flag, the adders' half, the sweep, and
- * deactivation with a grace period. include/sweepfill/feature.h states the protocol and the
+ * lib/sweep/feature.c - exact activation over a user's list: the flag, the adders' half, the sweep,
+ * and deactivation with a grace period. include/sweepfill/feature.h states the protocol and the
  * ordering argument (fences A, B, C, D); docs/design.md has it at length, docs/model/feature.pml
  * checks it.
  *
@@ -21,9 +21,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "atomic.h"
-#include "tsan.h"
-#include "util.h"
+#include "base/atomic.h"
+#include "base/tsan.h"
+#include "base/util.h"
 
 enum { GATE_ON = 1u, GATE_FENCE = 2u };
 enum { STRIPES = 8, DEFAULT_BATCH = 256 };

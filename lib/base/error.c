@@ -1,6 +1,6 @@
 /*
- * lib/error.c - why the last call failed (swf_error_reason), the misuse report, and whether the
- * full misuse checks are on for the process (a debug-check build, or SWF_DEBUG=checks).
+ * lib/base/error.c - why the last call failed (swf_error_reason), the misuse report, and whether
+ * the full misuse checks are on for the process (a debug-check build, or SWF_DEBUG=checks).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "sweepfill/api.h"
-#include "util.h"
+#include "base/util.h"
 
 /* Initial-exec, so that recording a reason on a NOWAIT path never allocates TLS. */
 static _Thread_local const char *last_reason __attribute__((tls_model("initial-exec")));

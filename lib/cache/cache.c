@@ -1,11 +1,11 @@
 /*
- * lib/cache.c - the object cache's public entry points (cache_internal.h has the design).
+ * lib/cache/cache.c - the object cache's public entry points (cache_internal.h has the design).
  *
  * The NOWAIT path: this thread's loaded magazine (no atomics) -> its prev -> a depot magazine
  * (two CAS) -> the loose list (one exchange) -> EAGAIN; for a thread without a state, the
  * depot's shared path. No lock, no system call, and only prepared memory.
  */
-#include "cache_internal.h"
+#include "cache/cache_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -154,8 +154,8 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
 int swf_cache_free(struct swf_cache *c, void *obj)
 {
     /* The common case: room in this thread's loaded magazine, and obj an object of the chunk this
-     * thread last freed into that does not carry the free mark (dmap.c; with full checks on, no
-     * chunk is remembered, so every free takes the slow path). */
+     * thread last freed into that does not carry the free mark (freecheck.c; with full checks on,
+     * no chunk is remembered, so every free takes the slow path). */
     struct swf_tstate *ts;
     if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swf_tls_get(&c->owner)) != NULL &&
                    ts->pub.loaded->n < MAG_CAP && swf_free_ok(c, ts, obj))) {

@@ -1,5 +1,5 @@
 /*
- * lib/registry.c - the live registry: a CK_LIST with a writer mutex, ck_epoch readers with
+ * lib/registry/registry.c - the live registry: a CK_LIST with a writer mutex, ck_epoch readers with
  * automatically managed records, the activation protocol, and grace-period reclamation.
  *
  * Locks, in the order they may nest: activation -> writer; activation -> (cache refill lock);
@@ -36,10 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic.h"
-#include "thread.h"
-#include "tsan.h"
-#include "util.h"
+#include "base/atomic.h"
+#include "base/owner.h"
+#include "base/tsan.h"
+#include "base/util.h"
 
 /* A node's life: UNLINKED -add-> LINKED -del-> DELETED -finalise-> UNLINKED (no release
  * callback) or RELEASED (release called; swf_node_init makes it UNLINKED again). */
@@ -461,7 +461,7 @@ int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)
     pthread_mutex_lock(&r->reclaim);
     swf_fetch_add_relaxed_64(&r->x_pending_release, 1);
     /* The unlink is visible before the epoch ck_epoch_call reads: ck_epoch_poll in ck <= 0.7.2
-     * dispatches one epoch early otherwise (see lib/deferred.c). */
+     * dispatches one epoch early otherwise (see lib/cache/deferred.c). */
     swf_fence_seq_cst();
     ck_epoch_call(&r->wrec, node_entry(n), node_grace_over);
     ck_epoch_poll(&r->wrec); /* non-blocking: runs the callbacks whose grace period is over */
@@ -634,7 +634,7 @@ static struct swf_registry *of_owner(struct swf_tls_owner *o)
 }
 
 /* The locks held across grace-period waits (deactivate holds activation, synchronize and
- * deactivate hold reclaim), in their nesting order. thread.c takes these of every registry before
+ * deactivate hold reclaim), in their nesting order. owner.c takes these of every registry before
  * any lock a reader inside a section may need: a reader of r that needs one of those, while
  * someone waits for it under r's reclaim and a fork waits for that reclaim, would never leave. */
 static void fork_hold(struct swf_tls_owner *o)

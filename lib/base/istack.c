@@ -1,7 +1,7 @@
 /*
- * lib/istack.c - growing the node tables behind the index stacks (see istack.h).
+ * lib/base/istack.c - growing the node tables behind the index stacks (see istack.h).
  */
-#include "istack.h"
+#include "base/istack.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /*
- * lib/dmap.c - the checks every free makes, in every build, and the full checks' object states.
+ * lib/cache/freecheck.c - the checks every free makes, in every build, and the full checks' object
+ * states.
  *
  * The map. A process-wide map from an address to the chunk that holds it, kept by chunk.c as
  * chunks are mapped and unmapped: two levels over 64 KiB granules (chunks are aligned to
@@ -35,7 +36,7 @@
  * prepared with its chunk, moved by a compare-and-swap on every allocation and free: a double
  * free wherever the object is, a free of an object queued for a deferred free.
  */
-#include "cache_internal.h"
+#include "cache/cache_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

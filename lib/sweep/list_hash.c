@@ -1,10 +1,11 @@
 /*
- * lib/list_hash.c - the process-wide count of ck_hs map allocations and moves that list_hash.h's
- * ck_hs adapter compares to tell a resumed cursor's map from a new map at the same address.
+ * lib/sweep/list_hash.c - the process-wide count of ck_hs map allocations and moves that
+ * list_hash.h's ck_hs adapter compares to tell a resumed cursor's map from a new map at the same
+ * address.
  */
 #include "sweepfill/list_hash.h"
 
-#include "atomic.h"
+#include "base/atomic.h"
 
 static uint64_t x_hs_generation;
 

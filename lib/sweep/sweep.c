@@ -1,7 +1,7 @@
 /*
- * lib/sweep.c - swf_sweep over a runtime list ops table, its validation, the ready-made guards
- * and the array adapter. The algorithm itself is in include/sweepfill/sweep_inline.h, shared with
- * the sweeps SWF_SWEEP_DEFINE generates.
+ * lib/sweep/sweep.c - swf_sweep over a runtime list ops table, its validation, the ready-made
+ * guards and the array adapter. The algorithm itself is in include/sweepfill/sweep_inline.h, shared
+ * with the sweeps SWF_SWEEP_DEFINE generates.
  */
 #include "sweepfill/sweep.h"
 
@@ -10,9 +10,9 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "atomic.h"
-#include "tsan.h"
-#include "util.h"
+#include "base/atomic.h"
+#include "base/tsan.h"
+#include "base/util.h"
 
 int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct swf_list_ops *ops)
 {
@@ -59,7 +59,7 @@ int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
 /* ---- guards ------------------------------------------------------------------------------- */
 
 /* ck_epoch_begin, then the load barrier Concurrency Kit 0.7.1 and 0.7.2 lack there on weakly
- * ordered machines (see lib/registry.c, reader_enter). */
+ * ordered machines (see lib/registry/registry.c, reader_enter). */
 static void epoch_enter(void *rec)
 {
     ck_epoch_begin(rec, NULL);
@@ -71,7 +71,7 @@ static void epoch_leave(void *arg)
     ck_epoch_record_t *rec = arg;
     swf_tsan_release(rec->global); /* see tsan.h: pairs with acquires after grace periods */
     ck_epoch_end(rec, NULL);
-    swf_epoch_section_ended(); /* wakes a grace-period waiter that sleeps (lib/epoch_wait.c) */
+    swf_epoch_section_ended(); /* wakes a grace-period waiter that sleeps (lib/base/epoch_wait.c) */
 }
 
 static void rwlock_enter(void *lock)

@@ -1,0 +1,63 @@
+/*
+ * lib/cache/depot.c - the depot's shared path, for threads without a thread state.
+ *
+ * The depot keeps magazines on three lock-free stacks (istack.h): full (MAG_CAP objects), partial
+ * (some) and empty. A bound thread exchanges whole magazines with it (tstate.c); a thread without
+ * a state takes or puts single objects through a partial magazine: one pop and one push, O(1)
+ * per object, so such threads never walk a list. When the depot has no magazine to give, these
+ * paths fall back on the loose list (loose.c); magazines are made in mag.c.
+ */
+#include "cache/cache_internal.h"
+
+void *swf_depot_take_one(struct swf_cache *c)
+{
+    void *obj;
+    return swf_depot_take_into(c, &obj, 1) ? obj : NULL;
+}
+
+void swf_depot_put_one(struct swf_cache *c, void *obj)
+{
+    swf_depot_put_many(c, &obj, 1);
+}
+
+uint32_t swf_depot_take_into(struct swf_cache *c, void **dst, uint32_t want)
+{
+    uint32_t i = swf_istack_pop(&c->partial, &c->mags);
+    if (i == UINT32_MAX)
+        i = swf_istack_pop(&c->full, &c->mags);
+    if (i == UINT32_MAX) { /* the loose list */
+        struct swf_mag one;
+        one.pub.n = 0;
+        if (swf_loose_take(c, &one, 1) == 0)
+            return 0;
+        dst[0] = one.pub.obj[0];
+        return 1;
+    }
+    struct swf_mag *m = swf_mag_at(c, i);
+    swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
+    uint32_t k = m->pub.n < want ? m->pub.n : want;
+    for (uint32_t j = 0; j < k; j++)
+        dst[j] = m->pub.obj[--m->pub.n];
+    swf_depot_put(c, m);
+    return k;
+}
+
+void swf_depot_put_many(struct swf_cache *c, void *const *objs, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        uint32_t i = swf_istack_pop(&c->partial, &c->mags);
+        struct swf_mag *m;
+        if (i != UINT32_MAX) {
+            m = swf_mag_at(c, i);
+            swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
+        } else if ((m = swf_depot_get_empty(c)) == NULL) {
+            while (done < n)
+                swf_loose_push(c, objs[done++]);
+            return;
+        }
+        while (m->pub.n < MAG_CAP && done < n)
+            m->pub.obj[m->pub.n++] = objs[done++];
+        swf_depot_put(c, m);
+    }
+}
