@@ -264,26 +264,11 @@ static void run_feature_kind(const struct kind *kind)
 
 int main(void)
 {
-    ck_epoch_init(&epoch);
-    pthread_rwlockattr_t ra;
-    pthread_rwlockattr_init(&ra);
-    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&rw, &ra);
-    pthread_rwlockattr_destroy(&ra);
-    table.nbuckets = 257;
-    table.buckets = calloc(table.nbuckets, sizeof(*table.buckets));
-    tap_require(ck_hs_init(&hs, CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT, member_hs_hash,
-                           member_hs_compare, &hs_alloc, 64, 7),
-                "ck_hs_init");
-#ifdef SWF_TEST_URCU
-    CDS_INIT_HLIST_HEAD(&cdsh);
-#endif
+    lists_init();
     /* Not the first kind, whose writer waits for a grace period every 64 operations: the
      * hand-written pins are sweep_concurrent's subject, CK_LIST_AUTO is this one's. */
     for (size_t i = 1; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         run_feature_kind(&kinds[i]);
-    ck_hs_destroy(&hs);
-    free(table.buckets);
-    pthread_rwlock_destroy(&rw);
+    lists_fini();
     return tap_done();
 }

@@ -1002,7 +1002,8 @@ static void run_kind(const struct kind *kind)
     w.linked = NULL;
 }
 
-int main(void)
+/* The epoch, the lock and the tables every kind uses (feature_concurrent.c uses them too). */
+static void lists_init(void)
 {
     ck_epoch_init(&epoch);
     pthread_rwlockattr_t ra;
@@ -1019,6 +1020,18 @@ int main(void)
 #ifdef SWF_TEST_URCU
     CDS_INIT_HLIST_HEAD(&cdsh);
 #endif
+}
+
+static void lists_fini(void)
+{
+    ck_hs_destroy(&hs);
+    free(table.buckets);
+    pthread_rwlock_destroy(&rw);
+}
+
+int main(void)
+{
+    lists_init();
 #ifdef SWF_TEST_URCU_ONLY
     const bool urcu_kinds = true;
 #else
@@ -1027,8 +1040,6 @@ int main(void)
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         if (kinds[i].urcu == urcu_kinds)
             run_kind(&kinds[i]);
-    ck_hs_destroy(&hs);
-    free(table.buckets);
-    pthread_rwlock_destroy(&rw);
+    lists_fini();
     return tap_done();
 }
