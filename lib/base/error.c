@@ -34,7 +34,7 @@ const char *swf_error_reason(void)
     return last_reason ? last_reason : "no sweepfill call has failed on this thread";
 }
 
-bool swf_checks_all_ = SWF_DEBUG;
+bool swfi_checks_all_on = SWF_DEBUG;
 
 /* Whether the comma- or space-separated list s names `word`. */
 static bool names(const char *s, const char *word)
@@ -55,7 +55,7 @@ __attribute__((constructor)) static void read_swf_debug(void)
 {
     const char *v = getenv(SWF_DEBUG_ENV);
     if (v != NULL && names(v, "checks"))
-        swf_checks_all_ = true;
+        swfi_checks_all_on = true;
 }
 
 int swf_debug_checks(void)

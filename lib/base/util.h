@@ -24,11 +24,11 @@
 /* Whether the full misuse checks are on for the whole process: a debug-check build, or the
  * environment variable SWF_DEBUG names "checks" (read once, when the library is loaded; error.c).
  * A cache may also have them alone (swf_cache_config.checks). */
-extern bool swf_checks_all_;
+extern bool swfi_checks_all_on;
 
 static inline bool swfi_checks_all(void)
 {
-    return swf_checks_all_;
+    return swfi_checks_all_on;
 }
 
 /*

@@ -531,7 +531,7 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     swfi_free_check_init(c);
     snprintf(c->name, sizeof(c->name), "%s", cfg->name ? cfg->name : "");
     c->x_limit = cfg->limit;
-    c->owner.ops = &swf_cache_owner_ops;
+    c->owner.ops = &swfi_cache_owner_ops;
     pthread_mutex_init(&c->refill_lock, NULL);
 
     int err = swfi_failslab_from_env(&c->fs, cfg->name);

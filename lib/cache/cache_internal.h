@@ -314,7 +314,7 @@ void swfi_pools_replenish(struct swf_cache *c);
 void *swfi_tstate_take(struct swf_cache *c, struct swf_tstate *ts);
 void swfi_tstate_put(struct swf_cache *c, struct swf_tstate *ts, void *obj);
 
-extern const struct swf_owner_ops swf_cache_owner_ops;
+extern const struct swf_owner_ops swfi_cache_owner_ops;
 
 /* ---- chunk.c ---------------------------------------------------------------------------------
  */

@@ -278,7 +278,7 @@ static void fork_child(struct swf_tls_owner *o)
     pthread_mutex_init(&c->refill_lock, NULL);
 }
 
-const struct swf_owner_ops swf_cache_owner_ops = {
+const struct swf_owner_ops swfi_cache_owner_ops = {
     .release = release_hook,
     .fork_prepare = fork_prepare,
     .fork_parent = fork_parent,
