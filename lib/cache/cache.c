@@ -1,9 +1,9 @@
 /*
  * lib/cache/cache.c - the object cache's public entry points (cache_internal.h has the design).
  *
- * The NOWAIT path: this thread's loaded magazine (no atomics) -> its prev -> a depot magazine
- * (two CAS) -> the loose list (one exchange) -> EAGAIN; for a thread without a state, the
- * depot's shared path. No lock, no system call, and only prepared memory.
+ * The NOWAIT path takes from this thread's loaded magazine (no atomics), and on its slow path
+ * follows the allocation policy (policy.c) down to EAGAIN: no lock, no system call, and only
+ * prepared memory.
  */
 #include "cache/cache_internal.h"
 
@@ -31,7 +31,10 @@ static void count_alloc(struct swf_cache *c, struct swf_tstate *ts, enum swf_all
 
 static void *take(struct swf_cache *c, struct swf_tstate *ts)
 {
-    return ts ? swfi_tstate_take(c, ts) : swfi_depot_take_one(c);
+    void *obj;
+    if (ts != NULL)
+        return swfi_take_bound(c, ts);
+    return swfi_take_unbound(c, &obj, 1) ? obj : NULL;
 }
 
 /* Objects in batches sized in bytes: a quarter of the capacity, at most WAIT_BATCH_BYTES, at
@@ -56,7 +59,7 @@ static void *alloc_wait(struct swf_cache *c)
     int err = 0;
     const char *why = NULL;
     if (obj == NULL) /* what threads without a state of their own freed, before new memory */
-        obj = swfi_shared_take(c, NULL, false);
+        obj = swfi_take_shared(c, NULL, false);
     if (obj == NULL) {
         err = swfi_map_objects(c, wait_batch(c)); /* a partial success still serves this call */
         why = c->map_why;
@@ -66,7 +69,7 @@ static void *alloc_wait(struct swf_cache *c)
     /* No memory to be had: the shared pairs that were in use a moment ago, waited for now that
      * the refill lock is free (their claimers may need to run first). */
     if (obj == NULL)
-        obj = swfi_shared_take(c, NULL, true);
+        obj = swfi_take_shared(c, NULL, true);
     if (obj == NULL) {
         swfi_fetch_add_relaxed_64(&c->x_fails_wait, 1);
         return swfi_fail_null("swf_cache_alloc", ENOMEM,
@@ -96,7 +99,7 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
     struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
     void *obj = take(c, ts);
     if (obj == NULL)
-        obj = swfi_shared_take(c, claimed ? ts : NULL, false);
+        obj = swfi_take_shared(c, claimed ? ts : NULL, false);
     if (obj != NULL)
         count_alloc(c, ts, mode);
     else if (ts != NULL)
@@ -141,12 +144,12 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
     swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
     swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
     if (ts == NULL) {
-        swfi_depot_put_one(c, obj);
+        swfi_put_unbound(c, &obj, 1);
         swfi_fetch_add_relaxed_64(&c->x_frees, 1);
         return 0;
     }
     swfi_counter_add(&ts->pub.x_frees, 1);
-    swfi_tstate_put(c, ts, obj);
+    swfi_put_bound(c, ts, obj);
     swfi_tstate_done(ts, claimed);
     return 0;
 }
@@ -189,7 +192,7 @@ static size_t run_end(void *const *objs, size_t i, size_t n, bool want_null)
 }
 
 /* Give a bound thread's objects to the NULL entries: whole runs copied from its loaded magazine,
- * which swfi_tstate_take refills (prev, then a depot magazine) as it runs dry. */
+ * which swfi_take_bound refills (prev, then a depot magazine) as it runs dry. */
 static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void **objs, size_t n)
 {
     size_t given = 0;
@@ -197,7 +200,7 @@ static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *
         for (size_t end = run_end(objs, i, n, true); i < end;) {
             struct swf_magazine_ *m = ts->pub.loaded;
             if (m->n == 0) {
-                void *obj = swfi_tstate_take(c, ts);
+                void *obj = swfi_take_bound(c, ts);
                 if (obj == NULL)
                     return given;
                 objs[i] = obj;
@@ -226,14 +229,14 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (objs[i] != NULL)
             continue;
-        if (next == nbuf && (nbuf = swfi_depot_take_into(c, buf, MAG_CAP), next = 0, nbuf == 0))
+        if (next == nbuf && (nbuf = swfi_take_unbound(c, buf, MAG_CAP), next = 0, nbuf == 0))
             break;
         objs[i] = buf[next++];
         mark_given(c, objs, i, i + 1);
         given++;
     }
     if (next < nbuf)
-        swfi_depot_put_many(c, buf + next, nbuf - next); /* took more than needed: back */
+        swfi_put_unbound(c, buf + next, nbuf - next); /* took more than needed: back */
     return given;
 }
 
@@ -247,7 +250,7 @@ static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls
     for (size_t i = 0; given < nulls && i < n; i++) {
         if (objs[i] != NULL)
             continue;
-        if ((objs[i] = swfi_shared_take(c, claimed ? ts : NULL, false)) == NULL)
+        if ((objs[i] = swfi_take_shared(c, claimed ? ts : NULL, false)) == NULL)
             break;
         mark_given(c, objs, i, i + 1);
         given++;
@@ -309,7 +312,7 @@ static void owners_ok(struct swf_cache *c, struct swf_tstate *ts, void *const *o
 }
 
 /* Put a bound thread's non-NULL entries into its loaded magazine: whole runs checked (the owner
- * only: a bulk free writes no mark) and copied; swfi_tstate_put makes room (prev, an empty depot
+ * only: a bulk free writes no mark) and copied; swfi_put_bound makes room (prev, an empty depot
  * magazine) when it is full. Returns how many. */
 static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *const *objs,
                                size_t n)
@@ -321,7 +324,7 @@ static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void 
             uint32_t room = MAG_CAP - m->n;
             if (room == 0) {
                 owners_ok(c, ts, objs, i, i + 1);
-                swfi_tstate_put(c, ts, objs[i++]);
+                swfi_put_bound(c, ts, objs[i++]);
                 freed++;
                 continue;
             }
@@ -360,12 +363,12 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
         buf[nbuf++] = objs[i];
         freed++;
         if (nbuf == MAG_CAP) {
-            swfi_depot_put_many(c, buf, nbuf);
+            swfi_put_unbound(c, buf, nbuf);
             nbuf = 0;
         }
     }
     if (nbuf > 0)
-        swfi_depot_put_many(c, buf, nbuf);
+        swfi_put_unbound(c, buf, nbuf);
     swfi_fetch_add_relaxed_64(&c->x_frees, freed);
     return 0;
 }

@@ -4,10 +4,10 @@
  *
  *   cache.c     the public entry points: the alloc and free fast paths, grow, flush, limits,
  *               statistics, create and destroy, and the fork hooks
- *   mag.c       making magazines (in blocks), and private chains of empty ones
+ *   policy.c    the order in which an allocation seeks a free object and a free puts one
+ *   mag.c       making magazines (in blocks), and private chains of empty ones; the depot's
+ *               full, partial and empty stacks of magazines are inline, below
  *   loose.c     the loose list: objects freed when no magazine had room
- *   depot.c     the depot's shared path, for threads without a thread state (the depot's
- *               full, partial and empty stacks are inline, below)
  *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
  *   chunk.c     mapping and preparing memory for objects
  *   freecheck.c the process-wide map from address to chunk (the always-on check of every
@@ -241,31 +241,47 @@ void swfi_mags_put_chain(struct swf_cache *c, struct swf_mag *head);
 /* The next magazine of a private chain, or NULL. */
 struct swf_mag *swfi_mags_chain_next(struct swf_cache *c, struct swf_mag *m);
 
-/* ---- depot.c: the shared path ----------------------------------------------------------------
+/* ---- policy.c: where an allocation looks, and where a free puts ----------------------------
  */
 
-/* The shared path, for threads without a thread state: one object straight from the depot (or
- * the loose list), and one object straight back. Lock-free, O(1) per object. */
-void *swfi_depot_take_one(struct swf_cache *c);
-void swfi_depot_put_one(struct swf_cache *c, void *obj);
+/* A bound thread's slow halves (ts its own state or a claimed shared one): its prev magazine,
+ * then the depot, then the loose list. take returns NULL when nothing is ready for the thread. */
+void *swfi_take_bound(struct swf_cache *c, struct swf_tstate *ts);
+void swfi_put_bound(struct swf_cache *c, struct swf_tstate *ts, void *obj);
 
-/* The same in bulk: up to `want` objects from one depot magazine into dst (or one loose object),
- * returning how many; and n objects into as few magazines as have room. Lock-free. */
-uint32_t swfi_depot_take_into(struct swf_cache *c, void **dst, uint32_t want);
-void swfi_depot_put_many(struct swf_cache *c, void *const *objs, size_t n);
+/* A thread with no state: up to `want` objects from one depot magazine into dst (or one from the
+ * loose list), returning how many; and n objects into as few magazines as have room (or the
+ * loose list). O(1) per object. */
+uint32_t swfi_take_unbound(struct swf_cache *c, void **dst, uint32_t want);
+void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n);
+
+/* An object from any shared state but `held` (the one the caller holds, or NULL): where an
+ * allocation looks before it gives up (NOWAIT) or maps memory (WAIT), so that objects freed by
+ * threads without a state of their own are never stranded there. Without `wait`, NULL when none
+ * has one or all are taken at this moment; with `wait` (WAIT only, after mapping failed, never
+ * under refill_lock), it waits out each state's current claimer in short sleeps, so NULL means
+ * none had one. */
+void *swfi_take_shared(struct swf_cache *c, struct swf_tstate *held, bool wait);
+
+/* Put every loose object into magazines, making magazines as needed (refill_lock held). */
+void swfi_loose_to_mags(struct swf_cache *c);
 
 /* ---- loose.c ---------------------------------------------------------------------------------
  */
 
-/* Push one object on the loose list. Lock-free. */
+/* Push one object (counted in x_loose_objs). */
 void swfi_loose_push(struct swf_cache *c, void *obj);
 
-/* Move up to `room` loose objects into m; the rest go into empty magazines on the depot (or
- * back on the loose list when there are none). Returns how many moved into m. Lock-free. */
-uint32_t swfi_loose_take(struct swf_cache *c, struct swf_mag *m, uint32_t room);
+/* Take the whole list (NULL when empty): a private chain, linked through the objects' first
+ * words (swfi_loose_next). Its objects stay counted until swfi_loose_taken. */
+void *swfi_loose_take_all(struct swf_cache *c);
+void *swfi_loose_next(void *obj);
 
-/* Put every loose object into magazines, making magazines as needed (refill_lock held). */
-void swfi_loose_drain(struct swf_cache *c);
+/* Put a taken chain (or what is left of it; NULL is nothing) back on the list. */
+void swfi_loose_give_back(struct swf_cache *c, void *chain);
+
+/* n objects of taken chains went elsewhere: uncount them. */
+void swfi_loose_taken(struct swf_cache *c, uint64_t n);
 
 /* ---- tstate.c --------------------------------------------------------------------------------
  */
@@ -288,13 +304,13 @@ int swfi_cache_first_use(struct swf_cache *c);
  * else NULL: the call goes to the depot. Lock-free. */
 struct swf_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed);
 
-/* An object from any shared state but `held` (the one the caller holds, or NULL): where an
- * allocation looks before it gives up (NOWAIT) or maps memory (WAIT), so that objects freed by
- * threads without a state of their own are never stranded there. Without `wait`, lock-free and
- * NULL when none has one or all are taken at this moment; with `wait` (WAIT only, after mapping
- * failed, never under refill_lock), it waits out each state's current claimer in short sleeps,
- * so NULL means none had one. */
-void *swfi_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait);
+/* Whether the shared states exist (the cache was used; acquire, paired with first use). */
+bool swfi_shared_made(struct swf_cache *c);
+
+/* Claim the shared state ts for one call (acquire: the previous claimer's work on its magazines
+ * is ours to build on); give it back with swfi_tstate_done. With `wait`, until its current
+ * claimer (one call long) lets go, in short sleeps; without, false when it is taken. */
+bool swfi_shared_claim(struct swf_tstate *ts, bool wait);
 
 static inline void swfi_tstate_done(struct swf_tstate *ts, bool claimed)
 {
@@ -308,11 +324,6 @@ void swfi_tstate_release(struct swf_cache *c, struct swf_tstate *ts);
 /* Keep spare empty magazines and free thread states around, and put loose objects back into
  * magazines (refill_lock held; best effort). */
 void swfi_pools_replenish(struct swf_cache *c);
-
-/* The slow halves of a bound thread's alloc and free: its prev magazine, then the depot, then
- * the loose list. Lock-free. take returns NULL when nothing is ready for the thread. */
-void *swfi_tstate_take(struct swf_cache *c, struct swf_tstate *ts);
-void swfi_tstate_put(struct swf_cache *c, struct swf_tstate *ts, void *obj);
 
 extern const struct swf_owner_ops swfi_cache_owner_ops;
 
