@@ -10,7 +10,7 @@ Standard library only. Usable as a module (the functions below) and as a command
     bench/report.py seed FILE.json... [--md OUT.md]
         the seed and floor families (bench_seed): the seed table per object size (N, algorithm,
         passes, visits, seconds, ns/member, x floor), the floors, the speedup of RESUME over
-        BATCH_RESTART per N, and the issue's targets with the figures measured against them.
+        BATCH_RESTART per N, and the targets with the figures measured against them.
     bench/report.py fault|generic|sections FILE.json... [--md OUT.md]
         that family's table and summary lines.
     bench/report.py table FILE.json... [--md OUT.md]
@@ -295,7 +295,7 @@ def _verdict(ok, miss="above"):
 
 
 def seed_targets(results):
-    """The issue's targets, each as one line with the figures and whether it was met."""
+    """The targets, each as one line with the figures and whether it was met."""
     lines = []
     sizes = sorted({r["size"] for r in results if r["family"] == "seed"}, reverse=True)
     ns = sorted({r["n"] for r in results if r["family"] == "seed"})

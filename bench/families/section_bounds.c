@@ -47,7 +47,7 @@
  *
  * Own flags: --n=1M (members), --quick (n=100k), --hog=N: N threads spinning at nice 0 in this
  * process for the whole of each run (cpu_hog.h), so the activation, the synchronizer and the hogs
- * compete for the cores: the "before" of a grace-period wait that sleeps instead of spinning.
+ * compete for the cores.
  * Counter hog_threads says how many ran; the label ends in ", beside N hogs".
  */
 #include <pthread.h>
