@@ -4,7 +4,7 @@
  *
  * 1,000 caches created without a prefill add at most 16 KiB of resident memory each (an average:
  * /proc/self/statm counts whole pages; not with debug checks, whose address map is larger), and NOWAIT on one of them finds nothing (EAGAIN) until a
- * blocking call has used it. bench/footprint.c prints the figures themselves.
+ * blocking call has used it. bench/families/footprint.c prints the figures themselves.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -6,8 +6,9 @@
  * read-side section. The sweep takes the read side (swf_guard_rwlock, or swf_guard_mutex when
  * readers take the same mutex as writers) for each section and drops it between sections, so a
  * section bound (sweep.h) is what lets a writer in during a sweep of a million members
- * (bench/sections.c measures it: its sections/tailq_* runs). Deleters unlink and retire under the
- * write side with swf_grace_lock (pin.h): the unlink under the write lock is the grace period.
+ * (bench/families/section_bounds.c measures it: its sections/tailq_* runs). Deleters unlink and
+ * retire under the write side with swf_grace_lock (pin.h): the unlink under the write lock is the
+ * grace period.
  *
  *   struct task { TAILQ_ENTRY(task) link; void *shadow; struct swf_pin pin; };
  *   TAILQ_HEAD(task_q, task);

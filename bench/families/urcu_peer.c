@@ -1,7 +1,7 @@
 /*
- * bench/peer.c - the `peer` family (bench_peer): what a userspace programmer without sweepfill
- * would write, against sweepfill, for the same job: give each of N members on a live list its
- * own freshly allocated, initialised object.
+ * bench/families/urcu_peer.c - the `peer` family (bench_peer): what a userspace programmer without
+ * sweepfill would write, against sweepfill, for the same job: give each of N members on a live list
+ * its own freshly allocated, initialised object.
  *
  *   peer/urcu_malloc/size:S/n:N        the members on a liburcu RCU list (struct cds_list_head,
  *                                      the memb flavour); in ONE read-side section
@@ -31,7 +31,7 @@
  *   - starts a synchronizer thread that loops a grace-period wait - synchronize_rcu() for the
  *     urcu variant (which sleeps on a futex while it waits), swf_cache_quiesce() on a record of
  *     the sweep's epoch for the swf_sweep variants (a grace period waited for as sweepfill waits:
- *     lib/base/epoch_wait.c; before issue 13, a sched_yield at each scan), and
+ *     lib/base/epoch_wait.c), and
  *     swf_registry_synchronize() for the registry - sleeping 100 us between waits (as
  *     bench_sections' does), and records the longest single wait and its own CPU time;
  *   - runs the activation (manual time; for the swf_sweep variants grow + sweep, for the

@@ -1,6 +1,6 @@
 /*
- * bench/alloc.c - the `alloc` benchmark family: what one allocation and its free cost, from a
- * sweepfill cache and from malloc.
+ * bench/families/alloc.c - the `alloc` benchmark family: what one allocation and its free cost,
+ * from a sweepfill cache and from malloc.
  *
  * Runs, each for object sizes 64 B and 4 KiB, on 1 and on 2 threads (each thread its own loop,
  * all threads on one shared cache; wall-clock time):

@@ -1,6 +1,6 @@
 /*
- * bench/threads.c - the `threads` family (bench_threads): what a NOWAIT allocation and its free
- * cost when many threads are alive at once.
+ * bench/families/many_threads.c - the `threads` family (bench_threads): what a NOWAIT allocation
+ * and its free cost when many threads are alive at once.
  *
  *   threads/nowait_pair/bound:B/t:T   T threads (2, and 10,000), created beforehand with 64 KiB
  *                                     stacks, released together; each makes the same number of

@@ -1,7 +1,7 @@
 /*
- * bench/generic.c - the `generic` family: what the sweep's genericity costs. The same job - for
- * each member whose slot is NULL, swf_cache_alloc(c, SWF_NOWAIT), initialise (bobj_init),
- * publish with a release store - done three ways on the same CK_LIST (lists.h):
+ * bench/families/sweep_overhead.c - the `generic` family: what the sweep's genericity costs. The
+ * same job - for each member whose slot is NULL, swf_cache_alloc(c, SWF_NOWAIT), initialise
+ * (bobj_init), publish with a release store - done three ways on the same CK_LIST (lists.h):
  *
  *   generic/hand/order:O/n:N       a hand-written CK_LIST_FOREACH loop inside one ck_epoch
  *                                  section: the least any generic code can cost
@@ -21,7 +21,7 @@
  * Counter ns_per_member; the target (reported, not asserted) is the macro variant within 5 % of the
  * hand-written loop.
  *
- * The same comparison on the lists of issue 11, each with its own hand-written loop and a sweep
+ * The same comparison on other lists, each with its own hand-written loop and a sweep
  * generated with SWF_SWEEP_DEFINE on its _AUTO adapter (real pins from pin.h, never taken here:
  * no refill or bound leaves the section):
  *

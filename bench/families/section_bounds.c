@@ -1,6 +1,6 @@
 /*
- * bench/sections.c - the `sections` family: what bounding the read-side sections of an
- * activation buys and costs, on the registry (registry.h).
+ * bench/families/section_bounds.c - the `sections` family: what bounding the read-side sections of
+ * an activation buys and costs, on the registry (registry.h).
  *
  *   sections/activate/bound:K/n:N   swf_registry_activate on a registry of N members whose
  *                                   activation sweep leaves and re-enters its read-side section
@@ -31,7 +31,7 @@
  * sections, longest_section (the registry's stat: most visits in one section) and
  * cursor_restarts.
  *
- * The same question under a lock, where it matters most (issue 11): a <sys/queue.h> TAILQ of N
+ * The same question under a lock, where it matters most: a <sys/queue.h> TAILQ of N
  * members swept by RESUME with the library's pin (SWF_LIST_SYS_TAILQ_AUTO), each section holding
  * the read side of the lock, while a writer thread takes the write side every 100 us and records
  * how long it waited:
@@ -46,8 +46,8 @@
  * acquisitions per sweep), sections, longest_section, preemptions.
  *
  * Own flags: --n=1M (members), --quick (n=100k), --hog=N: N threads spinning at nice 0 in this
- * process for the whole of each run (hog.h), so the activation, the synchronizer and the hogs
- * compete for the cores: the "before" of a grace-period wait that sleeps instead of spinning.
+ * process for the whole of each run (cpu_hog.h), so the activation, the synchronizer and the hogs
+ * compete for the cores.
  * Counter hog_threads says how many ran; the label ends in ", beside N hogs".
  */
 #include <pthread.h>
@@ -61,7 +61,7 @@
 #include <sweepfill/list_sysqueue.h>
 #include <sweepfill/registry.h>
 
-#include "hog.h"
+#include "cpu_hog.h"
 #include "lists.h"
 #include "shim/swfb.h"
 

@@ -1,6 +1,6 @@
 /*
- * bench/prep.c - memory preparation floors: rows of the `floor` family (bench_seed, so they run
- * in the same process as the seed table), and the cache's own figure beside them.
+ * bench/families/ready_time.c - memory preparation floors: rows of the `floor` family (bench_seed,
+ * so they run in the same process as the seed table), and the cache's own figure beside them.
  *
  * For N objects of S bytes, each row measures the *ready* time: the mapping, its preparation,
  * and then one write to every object (an 8-byte store at the start of each), i.e. what it takes
@@ -36,8 +36,16 @@
  * The cache row's struct swf_cache_config sets object_size and name, and --huge-pages=
  * auto|off|required and --grow-threads=N set its huge_pages and grow_threads (default: the
  * library's defaults, AUTO and 1).
+ *
+ * The mapping code here (an aligned anonymous mmap, a write per page, MADV_HUGEPAGE,
+ * MADV_POPULATE_WRITE) repeats what lib/cache/chunk.c does, on purpose: each floor row measures
+ * one kernel mechanism alone, against which the library's row is judged. The library's
+ * swf_map_prepared combines them (huge pages from a size on, MADV_POPULATE_WRITE with a fallback
+ * to touching when the kernel refuses it, optional threads, mlock) and is internal to the library;
+ * calling it here would measure the library against itself and hide an unsupported advice behind
+ * its fallback instead of reporting it.
  */
-#include "prep.h"
+#include "ready_time.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -141,7 +149,7 @@ static void write_pass(char *p, size_t n, size_t size)
         *(volatile uint64_t *)(void *)(p + i * size) = i;
 }
 
-int64_t prep_anon_huge_kb(const void *lo, const void *hi)
+int64_t ready_anon_huge_kb(const void *lo, const void *hi)
 {
     FILE *f = fopen("/proc/self/smaps", "r");
     if (f == NULL)
@@ -248,7 +256,7 @@ static const char *ready_map(enum method m, size_t n, size_t size, struct ready 
     r->prep_s = (double)(t1 - t0) * 1e-9;
     r->write_s = (double)(t2 - t1) * 1e-9;
     r->mapped = len;
-    r->huge_kb = prep_anon_huge_kb(p, p + len);
+    r->huge_kb = ready_anon_huge_kb(p, p + len);
     if (m != M_MEMSET)
         munmap(p, len);
     return NULL;
@@ -306,7 +314,7 @@ static const char *ready_cache(size_t n, size_t size, void **objs, struct ready 
     }
     struct swf_cache_stats cs;
     r->mapped = swf_cache_stats(c, &cs) == 0 ? (size_t)cs.bytes_mapped : 0;
-    r->huge_kb = n ? prep_anon_huge_kb((void *)lo, (void *)hi) : 0;
+    r->huge_kb = n ? ready_anon_huge_kb((void *)lo, (void *)hi) : 0;
 out:
     for (size_t i = 0; i < got; i++)
         swf_cache_free(c, objs[i]);
@@ -393,7 +401,7 @@ static void bm_ready(swfb_state *st)
 
 /* ---- flags and registration ---------------------------------------------------------------- */
 
-int prep_take_flags(int *argc, char **argv)
+int ready_take_flags(int *argc, char **argv)
 {
     const char *hp = bench_take_flag(argc, argv, "huge-pages");
     const char *gt = bench_take_flag(argc, argv, "grow-threads");
@@ -431,7 +439,7 @@ static void context_file(const char *key, const char *path)
     swfb_add_context(key, buf);
 }
 
-void prep_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn)
+void ready_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn)
 {
     have_thp = advice_supported(MADV_HUGEPAGE);
     have_popw = advice_supported(MADV_POPULATE_WRITE);

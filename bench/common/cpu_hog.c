@@ -1,10 +1,10 @@
 /*
- * bench/hog.c - CPU hogs (hog.h): each thread spins on a relaxed load of a stop flag, doing a
- * little arithmetic, until hog_stop. They never block, so the scheduler preempts them (and the
- * measured threads) at the end of their slices: on a machine with as many hogs as cores, every
- * runnable thread gets its turn only when a slice ends.
+ * bench/common/cpu_hog.c - CPU hogs (cpu_hog.h): each thread spins on a relaxed load of a stop
+ * flag, doing a little arithmetic, until hog_stop. They never block, so the scheduler preempts them
+ * (and the measured threads) at the end of their slices: on a machine with as many hogs as cores,
+ * every runnable thread gets its turn only when a slice ends.
  */
-#include "hog.h"
+#include "cpu_hog.h"
 
 #include <pthread.h>
 #include <stdint.h>

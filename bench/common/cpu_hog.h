@@ -1,10 +1,10 @@
 /*
- * bench/hog.h - CPU hogs: threads that spin at the default priority (nice 0) beside a
+ * bench/common/cpu_hog.h - CPU hogs: threads that spin at the default priority (nice 0) beside a
  * measurement, so that it runs on a machine whose cores are all busy - what a read-side section
  * or a grace-period wait meets in a loaded program. bench_sections' --hog=N uses them.
  */
-#ifndef SWF_BENCH_HOG_H
-#define SWF_BENCH_HOG_H
+#ifndef SWF_BENCH_CPU_HOG_H
+#define SWF_BENCH_CPU_HOG_H
 
 /* Start n spinning threads (at most HOG_MAX); returns how many started. Not thread-safe: one
  * set of hogs at a time, started and stopped by the same thread. */
@@ -15,4 +15,4 @@ void hog_stop(void);
 
 #define HOG_MAX 64
 
-#endif /* SWF_BENCH_HOG_H */
+#endif /* SWF_BENCH_CPU_HOG_H */

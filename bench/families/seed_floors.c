@@ -1,7 +1,7 @@
 /*
- * bench/floor.c - the `floor` family: what filling N slots costs at the least, measured in the
- * same process as the seed family (bench_seed; this file has no main) and on the same lists
- * (lists.h: built once per N and order). Each is a floor for one part of a sweep's work:
+ * bench/families/seed_floors.c - the `floor` family: what filling N slots costs at the least,
+ * measured in the same process as the seed family (bench_seed; this file has no main) and on the
+ * same lists (lists.h: built once per N and order). Each is a floor for one part of a sweep's work:
  *
  *   floor/walk/n:N                 walk the list and read every slot (a relaxed load): the walk
  *                                  alone, which every algorithm pays at least once

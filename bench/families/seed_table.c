@@ -1,6 +1,6 @@
 /*
- * bench/seed.c - the `seed` family, and the main of bench_seed, which also runs the `floor`
- * family (floor.c) in the same process, on the same lists.
+ * bench/families/seed_table.c - the `seed` family, and the main of bench_seed, which also runs the
+ * `floor` family (seed_floors.c) in the same process, on the same lists.
  *
  * The seed table of the kernel patch (reference/fgraph-nowait-patch.txt), reproduced: N members
  * (128-byte structs, lists.h), every slot empty, objects of 4 KiB (a shadow stack, as in the
@@ -17,7 +17,8 @@
  * which sections_s inside read-side sections); then, untimed, every object freed and the cache
  * destroyed. The benchmark's time (manual time) is grow_s + sweep_s: what switching the feature on
  * costs, memory included. Every algorithm gets the same preparation, so with 0 % NOWAIT failure
- * RESTART and RESUME make one pass, as in the patch's "after" column; fault.c separates them.
+ * RESTART and RESUME make one pass, as in the patch's "after" column; nowait_failures.c separates
+ * them.
  *
  * Counters (averages over the iterations): seconds, grow_s, sweep_s, sections_s, passes, visits,
  * ns_per_member (seconds / N), estimated (0 or 1), and for BATCH_RESTART formula_visits
@@ -43,7 +44,7 @@
  *   --probe-visits=V     visits per probe group (default 4M)
  *   --quick              n=10k,100k, sizes=64, probe-visits=500k: what `bench/run --quick` uses
  *   --huge-pages=auto|off|required, --grow-threads=N   the cache row of the memory-preparation
- *                        floors (prep.c), where the library has those settings
+ *                        floors (ready_time.c), where the library has those settings
  */
 #include <errno.h>
 #include <math.h>
@@ -55,7 +56,7 @@
 #include <sweepfill/sweep.h>
 
 #include "lists.h"
-#include "prep.h"
+#include "ready_time.h"
 #include "shim/swfb.h"
 
 enum { B = SWF_SWEEP_RESERVE_DEFAULT, MAX_ARGS = 16, PROBE_GROUPS = 8 };
@@ -400,7 +401,7 @@ int main(int argc, char **argv)
     }
     if (bench_take_flag(&argc, argv, "in-order") != NULL)
         shuffled = false;
-    if (prep_take_flags(&argc, argv) != 0)
+    if (ready_take_flags(&argc, argv) != 0)
         return 1;
     for (int i = 0; i < nsizes; i++)
         if (sizes[i] < (int64_t)sizeof(struct bobj)) {
@@ -419,7 +420,7 @@ int main(int argc, char **argv)
     swfb_add_context("max_seconds", buf);
 
     floor_register(sizes, nsizes, ns, nn, shuffled);
-    prep_register(sizes, nsizes, ns, nn);
+    ready_register(sizes, nsizes, ns, nn);
     for (size_t i = 0; i < sizeof(seed_algos) / sizeof(seed_algos[0]); i++) {
         swfb_bench *b = swfb_register_data(seed_algos[i].name, bm_seed, (void *)&seed_algos[i]);
         bench_args_size_n(b, sizes, nsizes, ns, nn);

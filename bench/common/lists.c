@@ -1,5 +1,5 @@
 /*
- * bench/lists.c - the member lists, clock, timed guard and flag parsing that the benchmark
+ * bench/common/lists.c - the member lists, clock, timed guard and flag parsing that the benchmark
  * families share (see lists.h).
  */
 #include "lists.h"

@@ -1,7 +1,7 @@
 /*
- * bench/fault.c - the `fault` family: RESTART (the patch) against RESUME (sweepfill) when NOWAIT
- * allocations fail. The patch's own test: with failslab injecting failures into every NOWAIT
- * allocation, 50,000 tasks cost it about 1,560 restarts from the head.
+ * bench/families/nowait_failures.c - the `fault` family: RESTART (the patch) against RESUME
+ * (sweepfill) when NOWAIT allocations fail. The patch's own test: with failslab injecting failures
+ * into every NOWAIT allocation, 50,000 tasks cost it about 1,560 restarts from the head.
  *
  *   fault/restart/fail:P/n:N    SWF_RESTART, P % of NOWAIT allocations failed by injection
  *   fault/resume/fail:P/n:N     SWF_RESUME, the same

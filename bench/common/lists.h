@@ -1,8 +1,8 @@
 /*
- * bench/lists.h - what the seed, floor, fault and generic benchmark families share: the 128-byte
- * member on a CK_LIST, the lists themselves (built once per size and order, so that every family
- * in a process measures the same lists), the object init every family uses, a clock, a read-side
- * guard that times its own sections, and the parsing of the benchmarks' own flags.
+ * bench/common/lists.h - what the seed, floor, fault and generic benchmark families share: the
+ * 128-byte member on a CK_LIST, the lists themselves (built once per size and order, so that every
+ * family in a process measures the same lists), the object init every family uses, a clock, a
+ * read-side guard that times its own sections, and the parsing of the benchmarks' own flags.
  *
  * Members: an array of struct bmember (128 bytes, 64-byte aligned, so each one is two cache lines
  * and the link and the slot share the first), linked on a CK_LIST in a shuffled order (a fixed
@@ -178,8 +178,8 @@ int bench_parse_list(const char *s, int64_t *out, int max);
 int bench_take_list_flag(int *argc, char **argv, const char *program, const char *name,
                          int64_t *out, int max, int *count);
 
-/* floor.c: register the floor family for these object sizes and list lengths (bench_seed's main
- * calls it, so that the floors run in the same process and on the same lists as the seed). */
+/* seed_floors.c: register the floor family for these object sizes and list lengths (bench_seed's
+ * main calls it, so that the floors run in the same process and on the same lists as the seed). */
 void floor_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn, bool shuffled);
 
 #endif /* SWF_BENCH_LISTS_H */
