@@ -317,8 +317,8 @@ SWF_API int swf_cache_free(struct swf_cache *c, void *obj);
  * Concurrency: any thread, with its own record (ck_epoch_call is single-producer per record).
  * Progress: lock-free while spare magazines exist; otherwise it takes the refill mutex to make
  * one. Ordering: a full fence precedes the ck_epoch_call, so whatever the caller did before (the
- * unpublication of the objects) is visible before the grace period's epoch is read - which keeps
- * Concurrency Kit's ck_epoch_poll (0.7.1, 0.7.2) from freeing them early on ARM or POWER.
+ * unpublication of the objects) is visible before the grace period's epoch is read (why:
+ * sweepfill(7), "Weakly ordered machines").
  * Returns 0; EINVAL if c or rec is NULL or objs is NULL with n > 0; ENOMEM if no magazine
  * could be made, in which case none of the n objects was queued and the caller still owns them.
  * Misuse aborts as swf_cache_free's does, naming swf_cache_free_deferred: always, before
@@ -451,13 +451,13 @@ struct swf_magazine_ {
 };
 
 struct swf_thread_cache_ {
-    uint32_t x_link_, index_;      /* the library's */
-    struct swf_magazine_ *loaded;  /* the magazine alloc pops from and free pushes on */
-    struct swf_magazine_ *prev;    /* the library's */
-    uint64_t x_allocs_nowait;      /* relaxed single-writer counters, summed by stats */
+    uint32_t x_link_, index_;     /* the library's */
+    struct swf_magazine_ *loaded; /* the magazine alloc pops from and free pushes on */
+    struct swf_magazine_ *prev;   /* the library's */
+    uint64_t x_allocs_nowait;     /* relaxed single-writer counters, summed by stats */
     uint64_t x_frees;
-    uintptr_t base;                /* the chunk this thread last freed into: its first object */
-    uint64_t nobjs;                /* and how many objects it holds (0: none checked yet) */
+    uintptr_t base; /* the chunk this thread last freed into: its first object */
+    uint64_t nobjs; /* and how many objects it holds (0: none checked yet) */
 };
 
 /* This thread's state for c, or NULL: what the inline path may use. */
@@ -477,9 +477,8 @@ static inline struct swf_thread_cache_ *swf_cache_state_(struct swf_cache *c)
 static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 {
     struct swf_thread_cache_ *ts;
-    if (__builtin_expect(c != SWF_NULL_ && (ts = swf_cache_state_(c)) != SWF_NULL_ &&
-                             ts->loaded->n > 0,
-                         1)) {
+    if (__builtin_expect(
+            c != SWF_NULL_ && (ts = swf_cache_state_(c)) != SWF_NULL_ && ts->loaded->n > 0, 1)) {
         struct swf_magazine_ *m = ts->loaded;
         void *obj = m->obj[--m->n];
         uint64_t zero = 0; /* clear the free mark: a later free of it is not suspect */

@@ -21,9 +21,8 @@
  * The grace abstraction, struct swf_grace, says how the end of a grace period is awaited for the
  * guard the list's readers use (sweep.h's guards):
  *   swf_grace_epoch(g, rec)     ck_epoch: ck_epoch_call on rec, the retiring thread's own record,
- *                               after a full fence (which keeps ck_epoch_poll of Concurrency Kit
- *                               0.7.1 and 0.7.2 from ending the grace period early on weakly
- *                               ordered machines); the callback runs when that thread calls
+ *                               after a full fence (sweepfill(7): weakly ordered machines);
+ *                               the callback runs when that thread calls
  *                               ck_epoch_poll, ck_epoch_barrier or ck_epoch_synchronize +
  *                               ck_epoch_reclaim
  *   swf_grace_urcu(g, flavor)   liburcu: call_rcu of the flavour (list_urcu.h); the callback runs

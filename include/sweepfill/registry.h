@@ -26,8 +26,8 @@
  *     allocates with WAIT, locks again and starts over with that object in hand (freeing it if
  *     the flag went down meanwhile): no add or del ever waits for memory behind the mutex,
  *     and activate grows the cache before it sets the flag. So an add either completes before
- *     the flag is set - then the member is on the list when the sweep starts (the mutex orders the link
- *     before the sweep's first read) and the sweep fills it - or it runs after - then the member
+ *     the flag is set - then the member is on the list when the sweep starts (the mutex orders the
+ * link before the sweep's first read) and the sweep fills it - or it runs after - then the member
  *     is filled before anyone can reach it. The sweep publishes with a CAS from NULL after a
  *     relaxed emptiness check, so it never overwrites a slot: each member gets one object.
  *   - deactivate clears the flag under the mutex, then takes every slot with an exchange (a
@@ -59,8 +59,7 @@
  * by an exited thread) and enters a section; swf_registry_read_unlock leaves it. Later calls cost a
  * TLS lookup (a table indexed by the registry's handle: any number of registries and caches used
  * by one thread never evict each other's bindings) and ck_epoch_begin (a store and a full fence)
- * followed by an acquire fence: the load barrier that Concurrency Kit 0.7.1 and 0.7.2 lack in
- * ck_epoch_begin on weakly ordered machines (fixed upstream after 0.7.2). Sections nest. Inside
+ * followed by an acquire fence (sweepfill(7): weakly ordered machines). Sections nest. Inside
  * one, walk with SWF_REGISTRY_FOREACH and load slots with swf_node_object(): NULL, or an object
  * whose initialisation the reader sees. A thread's reader is given back (for recycling) when the
  * thread exits.
@@ -86,9 +85,9 @@
  * read_unlock makes one futex wake system call when a grace-period
  * waiter sleeps (see below), and none otherwise. add and del take the writer mutex; add may wait
  * for memory while active, but never while it holds the writer mutex: an activation's grow (which
- * runs before the flag goes up) or a slow WAIT allocation holds back no other add or del. activate, deactivate, synchronize and destroy block. Nothing blocks
- * inside a read-side section: the activation sweep leaves its section every section_bound
- * visits.
+ * runs before the flag goes up) or a slow WAIT allocation holds back no other add or del. activate,
+ * deactivate, synchronize and destroy block. Nothing blocks inside a read-side section: the
+ * activation sweep leaves its section every section_bound visits.
  *
  * Waiting for a grace period (synchronize, deactivate, destroy, and the cache's quiesce) spins
  * through a few scans of the readers, then sleeps on a futex that section ends wake (with a
@@ -216,8 +215,8 @@ SWF_API int swf_registry_add(struct swf_registry *r, struct swf_node *n);
  *   - with release NULL: n becomes addable again (add returns EBUSY until then).
  * Returns 0; EINVAL (NULL); ENOENT (n is not linked in r).
  * Takes the writer mutex and the reclaim mutex; does not wait for the grace period. A full fence
- * orders the unlink before the grace period's epoch is read (Concurrency Kit 0.7.1 and 0.7.2 may
- * otherwise end it one epoch early on weakly ordered machines).
+ * orders the unlink before the grace period's epoch is read (sweepfill(7): weakly ordered
+ * machines).
  */
 SWF_API int swf_registry_del(struct swf_registry *r, struct swf_node *n,
                              void (*release)(struct swf_node *n));

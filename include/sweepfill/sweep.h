@@ -119,8 +119,8 @@ struct swf_guard {
 #define SWF_GUARD_BLOCKING_OK 1u
 
 /* Ready-made guards. The epoch guard uses ck_epoch_begin/end on rec (owned by the calling
- * thread), with an acquire fence after ck_epoch_begin (the load barrier Concurrency Kit 0.7.1 and
- * 0.7.2 lack on weakly ordered machines) and, after ck_epoch_end, a futex wake when a sweepfill
+ * thread), with an acquire fence after ck_epoch_begin (sweepfill(7): weakly ordered machines)
+ * and, after ck_epoch_end, a futex wake when a sweepfill
  * grace-period waiter sleeps (one relaxed load otherwise); the rwlock guard takes the read lock;
  * the mutex guard takes the mutex (for lists whose readers and writers share one mutex); the none
  * guard does nothing (single-threaded lists). All set flags to 0: blocking inside a locked
