@@ -31,6 +31,7 @@ PUBLIC = {
     "version.h": "base",
     "binding.h": "base",
     "cache.h": "cache",
+    "cache_abi.h": "cache",
     "sweep.h": "sweep",
     "sweep_inline.h": "sweep",
     "list.h": "sweep",
