@@ -181,6 +181,11 @@ struct swf_cache {
     const char *map_why; /* why the last swfi_map_objects came up short */
 };
 
+/* Full checks (validate.c): abort naming fn unless magazine m (held by the caller) holds at most
+ * MAG_CAP free objects of c. O(m->pub.n): cheap enough for every move of a magazine to the depot.
+ */
+void swfi_mag_validate(struct swf_cache *c, const struct swf_mag *m, const char *fn);
+
 /* ---- the depot's stacks ----------------------------------------------------------------------
  */
 
@@ -192,6 +197,8 @@ static inline struct swf_mag *swfi_mag_at(struct swf_cache *c, uint32_t index)
 /* Put a magazine on the depot: the full, partial or empty stack, by how much it holds. */
 static inline void swfi_depot_put(struct swf_cache *c, struct swf_mag *m)
 {
+    if (SWF_UNLIKELY(c->checks))
+        swfi_mag_validate(c, m, "swfi_depot_put");
     if (m->pub.n == 0) {
         swfi_fetch_add_relaxed_64(&c->x_empty_mags, 1);
         swfi_istack_push(&c->empty, &c->mags, m->index);
@@ -409,6 +416,9 @@ void swfi_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn
  * mark, abort if obj is in ts's magazines (loaded or prev). Reads obj's first word only. */
 void swfi_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj);
 
+/* Full checks: the state byte of obj, or NULL when obj is not an object of c or c keeps none. */
+uint8_t *swfi_obj_state(struct swf_cache *c, const void *obj);
+
 /* Full checks: move obj from state `from` to `to` or abort naming fn. */
 void swfi_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
                                 uint8_t to);
@@ -419,5 +429,13 @@ static inline void swfi_debug_transition(struct swf_cache *c, const char *fn, vo
     if (SWF_UNLIKELY(c->checks))
         swfi_debug_transition_slow(c, fn, obj, from, to);
 }
+
+/* ---- validate.c ------------------------------------------------------------------------------
+ */
+
+/* Full checks (c->checks): abort naming fn unless the conservation equations above hold and
+ * every free object is where its state byte says. Only where no thread is inside the cache
+ * (destroy); O(capacity). */
+void swfi_cache_validate(struct swf_cache *c, const char *fn);
 
 #endif /* SWF_LIB_CACHE_INTERNAL_H */
