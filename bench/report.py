@@ -271,7 +271,7 @@ def seed_markdown(results, max_seconds=None):
             "(the list's first (p-1)*32 members pre-set), each group's measured time per visit "
             "times the exact visits of its passes (formula B*P*(P-1)/2 + N + (P-1), P = "
             "ceil(N/B)), summed, plus a measured swf_cache_grow(N + 32). Passes and visits of "
-            "estimated rows are the formula's, which is exact (test/sweep_formulas checks it).")
+            "estimated rows are the formula's, which is exact (test/unit/sweep_formulas checks it).")
     checked = [r for r in results if r["kind"] == "BATCH_RESTART" and not r["estimated"]
                and r["estimate_s"]]
     if checked:

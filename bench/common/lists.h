@@ -13,8 +13,9 @@
  * true. That is correct here and only here: a benchmark is single-threaded and never unlinks a
  * member, so a member's memory and place stay valid while the sweep is outside its section,
  * which is all a pin must guarantee (list.h). A program with concurrent deletes needs real pins
- * (a reference count and a linked flag, as test/members.h has). `bl` is the plain SWF_LIST_CK_LIST
- * adapter (no pins). Both are generated inline, so SWF_SWEEP_DEFINE can use them directly.
+ * (a reference count and a linked flag, as test/common/members.h has). `bl` is the plain
+ * SWF_LIST_CK_LIST adapter (no pins). Both are generated inline, so SWF_SWEEP_DEFINE can use them
+ * directly.
  */
 #ifndef SWF_BENCH_LISTS_H
 #define SWF_BENCH_LISTS_H

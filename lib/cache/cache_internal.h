@@ -59,7 +59,7 @@
 
 #define MAG_CAP         SWF_CACHE_MAGAZINE
 #define MAG_BLOCK_SHIFT 6        /* 64 magazines (33 KiB) per table block */
-#ifndef SWF_MAG_BLOCKS_MAX       /* a test build lowers it (test/cache_limits.c) */
+#ifndef SWF_MAG_BLOCKS_MAX       /* a test build lowers it (test/unit/cache_limits.c) */
 #define SWF_MAG_BLOCKS_MAX 65536 /* 4M magazines: 251M free objects at most */
 #endif
 #define MAG_BLOCKS_MAX   SWF_MAG_BLOCKS_MAX
