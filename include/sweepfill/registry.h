@@ -23,8 +23,10 @@
  *   - The activation sweep (RESUME, bounded sections) publishes with a CAS from NULL after a
  *     relaxed emptiness check, so it never overwrites a slot: each member gets one object.
  *   - deactivate clears the flag under the mutex, then takes every slot with an exchange (a
- *     bounded walk) and frees the objects after a grace period. del and deactivate both take
- *     slots with an exchange, so each object is freed once.
+ *     bounded walk) and frees the objects after a grace period. Adds after the flag cleared
+ *     assign nothing; adds before it published before the flag cleared, so the taking walk sees
+ *     their objects. del and deactivate both take slots with an exchange, so each object is
+ *     freed once.
  *
  * Synchronisation table ("-": may run concurrently from any threads; "X": keep them apart):
  *
