@@ -15,9 +15,10 @@
  *                          without one it behaves as SWF_RESTART and sets stats.fell_back,
  *                          unless the guard declares SWF_GUARD_BLOCKING_OK: then it refills
  *                          inside the section and keeps its cursor (stats.inplace_refills). The
- *                          fallback still returns 0; with the full checks on (swf_debug_checks()
- *                          == 1) it also prints one line to stderr per such call ("sweepfill:
- *                          swf_sweep: the list cannot pin ... SWF_RESUME runs as SWF_RESTART ...").
+ *                          fallback still returns 0; with the full checks on
+ *                          (swf_debug_checks() == 1) it also prints one line to stderr per such
+ *                          call ("sweepfill: swf_sweep: the list cannot pin ... SWF_RESUME runs
+ *                          as SWF_RESTART ...").
  *   SWF_RESTART            like RESUME, but after a refill it walks again from the head.
  *                          Passes: P = max(1, ceil(N / B)) at 100% NOWAIT failure, with
  *                          B*P*(P-1)/2 + N + (P-1) visits; 1 pass and N visits when NOWAIT never
