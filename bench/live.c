@@ -48,14 +48,18 @@
  * grow was running (before the first object's init) or during the sweep. JSON to --json, a
  * Markdown table to stdout; bench/live_plot.py draws the windows' p99 (bench/LIVE.md).
  *
- * Usage: bench_live [--smoke] [--n=100k,1M] [--sizes=64,4096] [--reps=3] [--variants=a,b]
- *                   [--workers=1] [--idle-ms=500] [--on-ms=200] [--writer-us=100]
- *                   [--slow-ns=5000] [--pin] [--huge-pages=off] [--json=FILE] [--seed=S]
+ * Usage: bench_live [--smoke] [--n=100k,1M] [--sizes=64,4096] [--reps=3] [--big-reps=1]
+ *                   [--variants=a,b] [--workers=1] [--idle-ms=500] [--on-ms=200]
+ *                   [--writer-us=100] [--slow-ns=5000] [--pin] [--huge-pages=off] [--grow-first]
+ *                   [--json=FILE] [--seed=S]
+ *   --big-reps  repetitions of the configurations whose objects take 1 GiB or more (1M x 4 KiB)
  *   --smoke   N = 2000, 64 B, one repetition, short phases; exits 1 unless every variant
  *             served requests, made writer operations, filled every member on activation and
  *             emptied every one on deactivation (the bench suite's test)
  *   --pin     workers on CPU 0, writer and activator on CPU 1 (an experiment: see LIVE.md)
  *   --huge-pages=off   sweepfill's caches without transparent huge pages (an experiment)
+ *   --grow-first  sweepfill's caches grown (swf_cache_grow) before the service starts, so that
+ *             the activation is the sweep alone (an experiment)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -103,9 +107,9 @@ static const char *const variant_names[NVARIANT] = {"registry", "sweep64", "swee
 /* ---- options --------------------------------------------------------------------------------- */
 
 static struct {
-    bool smoke, pin, huge_off;
+    bool smoke, pin, huge_off, grow_first;
     int64_t ns[MAX_LIST], sizes[MAX_LIST];
-    int nn, nsizes, reps, workers;
+    int nn, nsizes, reps, big_reps, workers;
     bool want[NVARIANT];
     int64_t idle_ms, on_ms, writer_us, slow_ns;
     const char *json;
@@ -115,6 +119,7 @@ static struct {
          .nn = 2,
          .nsizes = 2,
          .reps = 3,
+         .big_reps = 1,
          .workers = 1,
          .want = {true, true, true, true, true},
          .idle_ms = 500,
@@ -845,6 +850,12 @@ static void child_run(struct lresult *r)
     }
     if (opt.pin)
         pin_to(1);
+    /* --grow-first: the objects made ready before the service starts, so that the activation
+     * is the sweep alone (activate's own grow then finds them ready). */
+    if (opt.grow_first && S.cache != NULL && swf_cache_grow(S.cache, S.n + RESERVE) != 0) {
+        snprintf(r->msg, sizeof(r->msg), "swf_cache_grow failed");
+        return;
+    }
     S.w = calloc((size_t)opt.workers, sizeof(*S.w));
     for (int k = 0; k < opt.workers; k++) {
         struct worker *w = &S.w[k];
@@ -980,6 +991,10 @@ static int parse_args(int argc, char **argv)
             opt.reps = 1, opt.idle_ms = 60, opt.on_ms = 40;
         } else if (strcmp(a, "--pin") == 0) {
             opt.pin = true;
+        } else if (strcmp(a, "--grow-first") == 0) {
+            opt.grow_first = true;
+        } else if ((v = flag(a, "--big-reps")) != NULL) {
+            opt.big_reps = atoi(v);
         } else if (strcmp(a, "--huge-pages=off") == 0) {
             opt.huge_off = true;
         } else if ((v = flag(a, "--n")) != NULL) {
@@ -1020,8 +1035,8 @@ static int parse_args(int argc, char **argv)
             return -1;
         }
     }
-    if (opt.reps < 1 || opt.workers < 1 || opt.workers > MAX_WORKERS || opt.idle_ms < 1 ||
-        opt.on_ms < 1 || opt.writer_us < 1)
+    if (opt.reps < 1 || opt.big_reps < 1 || opt.workers < 1 || opt.workers > MAX_WORKERS ||
+        opt.idle_ms < 1 || opt.on_ms < 1 || opt.writer_us < 1)
         return -1;
 #ifndef LIVE_URCU
     opt.want[V_URCU] = false; /* built without liburcu */
@@ -1051,6 +1066,15 @@ static double median(double *v, int k)
         }                                          \
         median(v_, (k));                           \
     })
+
+/* Repetitions of configuration c (N = ns[c / nsizes], size = sizes[c % nsizes]): --big-reps
+ * where the objects take 1 GiB or more (on the VM measured, first touches cost ~60-100 us per
+ * 4 KiB page: 1M x 4 KiB takes over a minute per activation). */
+static int reps_for(int c)
+{
+    int64_t bytes = opt.ns[c / opt.nsizes] * opt.sizes[c % opt.nsizes];
+    return bytes >= (1ll << 30) && opt.big_reps < opt.reps ? opt.big_reps : opt.reps;
+}
 
 static bool bounded(enum variant v)
 {
@@ -1130,7 +1154,7 @@ static void print_tables(struct lresult *all, int nconf, const int *order_v, int
         for (int j = 0; j < nv; j++) {
             int v = order_v[j];
             struct row w;
-            make_row(&w, &all[((size_t)c * NVARIANT + (size_t)v) * (size_t)opt.reps], opt.reps);
+            make_row(&w, &all[((size_t)c * NVARIANT + (size_t)v) * (size_t)opt.reps], reps_for(c));
             char nb[32], tb[64];
             printf("| %s | %lld | %s | %.2f / %.2f / %.2f / %.0f | %.2f / %.2f / %.2f / %.0f | "
                    "%.2fM | %.2fM | %.2f | %.1f | %.1f | %s |\n",
@@ -1152,7 +1176,7 @@ static void print_tables(struct lresult *all, int nconf, const int *order_v, int
         for (int j = 0; j < nv; j++) {
             int v = order_v[j];
             struct row w;
-            make_row(&w, &all[((size_t)c * NVARIANT + (size_t)v) * (size_t)opt.reps], opt.reps);
+            make_row(&w, &all[((size_t)c * NVARIANT + (size_t)v) * (size_t)opt.reps], reps_for(c));
             char nb[32];
             printf("| %s | %lld | %s | %.0f / %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.1f / "
                    "%.1f | %.0f | %.0f | %.1f | %.0f | %.0f |\n",
@@ -1200,17 +1224,18 @@ static int write_json(const char *path, struct lresult *all, int nconf, double l
     fprintf(f,
             "{\n\"context\": {\"family\": \"live\", \"cores\": %ld, \"workers\": %d, "
             "\"reps\": %d, \"idle_ms\": %lld, \"on_ms\": %lld, \"writer_us\": %lld, "
-            "\"slow_ns\": %lld, \"pin\": %d, \"huge_pages_off\": %d, \"window_ms\": %d, "
+            "\"big_reps\": %d, \"slow_ns\": %lld, \"pin\": %d, \"huge_pages_off\": %d, "
+            "\"grow_first\": %d, \"window_ms\": %d, "
             "\"load_before\": %.2f, \"load_after\": %.2f, \"seconds\": %.1f},\n\"runs\": [",
             sysconf(_SC_NPROCESSORS_ONLN), opt.workers, opt.reps, (long long)opt.idle_ms,
-            (long long)opt.on_ms, (long long)opt.writer_us, (long long)opt.slow_ns, opt.pin,
-            opt.huge_off, WIN_NS / 1000000, load[0], load[1], seconds);
+            (long long)opt.on_ms, (long long)opt.writer_us, opt.big_reps, (long long)opt.slow_ns,
+            opt.pin, opt.huge_off, opt.grow_first, WIN_NS / 1000000, load[0], load[1], seconds);
     bool first = true;
     for (int c = 0; c < nconf; c++)
         for (int v = 0; v < NVARIANT; v++) {
             if (!opt.want[v])
                 continue;
-            for (int k = 0; k < opt.reps; k++) {
+            for (int k = 0; k < reps_for(c); k++) {
                 const struct lresult *r =
                     &all[((size_t)c * NVARIANT + (size_t)v) * (size_t)opt.reps + (size_t)k];
                 fprintf(f, "%s\n{\"n\": %lld, \"size\": %lld, \"variant\": \"%s\", \"rep\": %d, ",
@@ -1274,7 +1299,7 @@ int main(int argc, char **argv)
             order[j] = t;
         }
         for (int c = 0; c < nconf; c++)
-            for (int j = 0; j < nv; j++) {
+            for (int j = 0; j < nv && k < reps_for(c); j++) {
                 int v = order[j];
                 size_t n = (size_t)opt.ns[c / opt.nsizes], size = (size_t)opt.sizes[c % opt.nsizes];
                 struct lresult *r =
