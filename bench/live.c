@@ -926,6 +926,9 @@ static int measure(enum variant v, size_t n, size_t size, struct lresult *r, str
 {
     memset(shared, 0, sizeof(*shared));
     fflush(stdout);
+    if (!opt.smoke)
+        sleep_ms(
+            300); /* what the previous child's exit left to the kernel, out of the idle phase */
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(r->msg, sizeof(r->msg), "fork: %s", strerror(errno));
