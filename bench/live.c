@@ -139,6 +139,9 @@ struct lresult {
     uint64_t req[NPHASE], p50[NPHASE], p99[NPHASE], p999[NPHASE], max[NPHASE];
     double phase_s[NPHASE];
     uint64_t wr_ops[NPHASE], wr_max[NPHASE], wr_p99[NPHASE];
+    uint64_t wr_max_ran[NPHASE];   /* the longest that did not wait on the run queue */
+    double wr_slow_waited[NPHASE]; /* operations above 1 ms that waited on the run queue */
+    double wr_slow_other[NPHASE];  /* ... and that did not */
     double act_wall_s, act_cpu_s, deact_wall_s, grow_s;          /* grow_s: until the first init */
     double act_faults;                                           /* the activator's minor faults */
     double w_faults[NPHASE], w_invol[NPHASE], w_wait_ms[NPHASE]; /* workers, summed */
@@ -219,6 +222,8 @@ static struct {
     long first_init_faults;
     struct worker *w;
     struct hist wr[NPHASE];
+    uint64_t wr_max_ran[NPHASE];
+    double wr_slow_waited[NPHASE], wr_slow_other[NPHASE];
 } S;
 
 static uint64_t now_ns(void)
@@ -560,6 +565,7 @@ static void *writer_main(void *arg)
     uint64_t rng = opt.seed ^ 0x77726974ull, period = (uint64_t)opt.writer_us * 1000;
     uint64_t next = now_ns();
     struct lmember *pending = NULL;
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY);
     while (!__atomic_load_n(&S.stop, __ATOMIC_RELAXED)) {
         next += period;
         uint64_t t = now_ns();
@@ -569,7 +575,7 @@ static void *writer_main(void *arg)
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
         struct lmember *fresh = pending == NULL ? member_new() : NULL; /* untimed: our memory */
         pthread_mutex_lock(&S.gate);
-        uint64_t t0 = now_ns();
+        uint64_t wait0 = run_wait_ns(fd), t0 = now_ns();
         if (fresh != NULL) {
             member_add(fresh);
             pending = fresh;
@@ -582,8 +588,17 @@ static void *writer_main(void *arg)
         }
         uint64_t t1 = now_ns();
         pthread_mutex_unlock(&S.gate);
-        hist_record(&S.wr[__atomic_load_n(&S.phase, __ATOMIC_RELAXED)], t1 - t0);
+        int ph = __atomic_load_n(&S.phase, __ATOMIC_RELAXED);
+        hist_record(&S.wr[ph], t1 - t0);
+        /* an operation above 1 ms: did the writer wait on the run queue for half of it? */
+        bool waited = t1 - t0 > 1000000 && run_wait_ns(fd) - wait0 >= (t1 - t0) / 2;
+        if (t1 - t0 > 1000000)
+            *(waited ? &S.wr_slow_waited[ph] : &S.wr_slow_other[ph]) += 1;
+        if (!waited && t1 - t0 > S.wr_max_ran[ph])
+            S.wr_max_ran[ph] = t1 - t0;
     }
+    if (fd >= 0)
+        close(fd);
 #ifdef LIVE_URCU
     if (S.v == V_URCU)
         rcu_unregister_thread();
@@ -808,6 +823,9 @@ static void summarise(struct lresult *r, uint64_t t_phase[NPHASE + 1])
         r->wr_ops[p] = S.wr[p].count;
         r->wr_max[p] = S.wr[p].max;
         r->wr_p99[p] = hist_percentile(&S.wr[p], 99);
+        r->wr_max_ran[p] = S.wr_max_ran[p];
+        r->wr_slow_waited[p] = S.wr_slow_waited[p];
+        r->wr_slow_other[p] = S.wr_slow_other[p];
         for (int k = 0; k < opt.workers; k++) {
             struct worker *w = &S.w[k];
             r->w_faults[p] += w->faults[p + 1] - w->faults[p];
@@ -1085,7 +1103,7 @@ static bool bounded(enum variant v)
 }
 
 struct row {
-    double p[2][4], rps[2], wr_max_ms, act_ms, act_cpu_ms, deact_ms;
+    double p[2][4], rps[2], wr_max_ms, wr_ran_ms, wr_waited, wr_other, act_ms, act_cpu_ms, deact_ms;
     double slow[NSLOWKIND], slow_grow, slow_sweep, invol_s[2], wait_ms[2], wfaults, afaults;
     double thp, compact, grow_ms;
 };
@@ -1104,6 +1122,9 @@ static void make_row(struct row *w, const struct lresult *runs, int k)
         w->wait_ms[j] = MED(runs, k, r->w_wait_ms[p]);
     }
     w->wr_max_ms = MED(runs, k, r->wr_max[PH_ACT]) / 1e6;
+    w->wr_ran_ms = MED(runs, k, r->wr_max_ran[PH_ACT]) / 1e6;
+    w->wr_waited = MED(runs, k, r->wr_slow_waited[PH_ACT]);
+    w->wr_other = MED(runs, k, r->wr_slow_other[PH_ACT]);
     w->act_ms = MED(runs, k, r->act_wall_s) * 1e3;
     w->act_cpu_ms = MED(runs, k, r->act_cpu_s) * 1e3;
     w->deact_ms = MED(runs, k, r->deact_wall_s) * 1e3;
@@ -1172,7 +1193,8 @@ static void print_tables(struct lresult *all, int nconf, const int *order_v, int
     printf("\nRequests above %lld ns during activation, by what happened during them (medians):\n"
            "\n| N | size | variant | slow: waited / faulted / other | in grow / in sweep | "
            "worker invol. switches/s idle / act | worker run-queue wait ms idle / act | "
-           "worker faults act | activator faults | grow (ms) | THP allocs | compact stalls |\n"
+           "worker faults act | activator faults | grow (ms) | THP allocs | writer ops > 1 ms: "
+           "waited / not; longest not waiting (ms) |\n"
            "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
            (long long)opt.slow_ns);
     for (int c = 0; c < nconf; c++)
@@ -1182,11 +1204,12 @@ static void print_tables(struct lresult *all, int nconf, const int *order_v, int
             make_row(&w, &all[((size_t)c * NVARIANT + (size_t)v) * (size_t)opt.reps], reps_for(c));
             char nb[32];
             printf("| %s | %lld | %s | %.0f / %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.1f / "
-                   "%.1f | %.0f | %.0f | %.1f | %.0f | %.0f |\n",
+                   "%.1f | %.0f | %.0f | %.1f | %.0f | %.0f / %.0f; %.2f |\n",
                    size_name(opt.ns[c / opt.nsizes], nb, sizeof(nb)),
                    (long long)opt.sizes[c % opt.nsizes], variant_names[v], w.slow[0], w.slow[1],
                    w.slow[2], w.slow_grow, w.slow_sweep, w.invol_s[0], w.invol_s[1], w.wait_ms[0],
-                   w.wait_ms[1], w.wfaults, w.afaults, w.grow_ms, w.thp, w.compact);
+                   w.wait_ms[1], w.wfaults, w.afaults, w.grow_ms, w.thp, w.wr_waited, w.wr_other,
+                   w.wr_ran_ms);
         }
 }
 
@@ -1203,18 +1226,22 @@ static void json_result(FILE *f, const struct lresult *r)
             (unsigned long long)r->slots_on, (unsigned long long)r->members_off,
             (unsigned long long)r->slots_off, (unsigned long long)r->bad_objects);
     for (int p = 0; p < NPHASE; p++)
-        fprintf(f,
-                "%s\"%s\": {\"seconds\": %.6f, \"requests\": %llu, \"p50_ns\": %llu, "
-                "\"p99_ns\": %llu, \"p999_ns\": %llu, \"max_ns\": %llu, \"writer_ops\": %llu, "
-                "\"writer_p99_ns\": %llu, \"writer_max_ns\": %llu, \"worker_faults\": %.0f, "
-                "\"worker_invol\": %.0f, \"worker_wait_ms\": %.3f, \"slow_waited\": %.0f, "
-                "\"slow_faulted\": %.0f, \"slow_other\": %.0f}",
-                p ? ", " : "", phase_names[p], r->phase_s[p], (unsigned long long)r->req[p],
-                (unsigned long long)r->p50[p], (unsigned long long)r->p99[p],
-                (unsigned long long)r->p999[p], (unsigned long long)r->max[p],
-                (unsigned long long)r->wr_ops[p], (unsigned long long)r->wr_p99[p],
-                (unsigned long long)r->wr_max[p], r->w_faults[p], r->w_invol[p], r->w_wait_ms[p],
-                r->slow[p][SLOW_PREEMPTED], r->slow[p][SLOW_FAULTED], r->slow[p][SLOW_OTHER]);
+        fprintf(
+            f,
+            "%s\"%s\": {\"seconds\": %.6f, \"requests\": %llu, \"p50_ns\": %llu, "
+            "\"p99_ns\": %llu, \"p999_ns\": %llu, \"max_ns\": %llu, \"writer_ops\": %llu, "
+            "\"writer_p99_ns\": %llu, \"writer_max_ns\": %llu, \"writer_max_ran_ns\": %llu, "
+            "\"writer_slow_waited\": %.0f, \"writer_slow_other\": %.0f, \"worker_faults\": %.0f, "
+            "\"worker_invol\": %.0f, \"worker_wait_ms\": %.3f, \"slow_waited\": %.0f, "
+            "\"slow_faulted\": %.0f, \"slow_other\": %.0f}",
+            p ? ", " : "", phase_names[p], r->phase_s[p], (unsigned long long)r->req[p],
+            (unsigned long long)r->p50[p], (unsigned long long)r->p99[p],
+            (unsigned long long)r->p999[p], (unsigned long long)r->max[p],
+            (unsigned long long)r->wr_ops[p], (unsigned long long)r->wr_p99[p],
+            (unsigned long long)r->wr_max[p], (unsigned long long)r->wr_max_ran[p],
+            r->wr_slow_waited[p], r->wr_slow_other[p], r->w_faults[p], r->w_invol[p],
+            r->w_wait_ms[p], r->slow[p][SLOW_PREEMPTED], r->slow[p][SLOW_FAULTED],
+            r->slow[p][SLOW_OTHER]);
     fprintf(f, "}");
 }
 
