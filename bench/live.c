@@ -44,8 +44,9 @@
  * activation's wall and CPU time (the activating thread's) - and, to explain slow requests, per
  * phase: the workers' minor faults, involuntary switches and run-queue wait
  * (/proc/thread-self/schedstat), and each request above --slow-ns classified by what happened
- * during it (it waited on the run queue, it faulted, or neither), and whether it ended while the
- * grow was running (before the first object's init) or during the sweep. JSON to --json, a
+ * during it (it waited on the run queue, slept, faulted, or none of these), and whether it ended
+ * while the grow was running (before the first object's init) or during the sweep; likewise the
+ * writer's operations above 1 ms. JSON to --json, a
  * Markdown table to stdout; bench/live_plot.py draws the windows' p99 (bench/LIVE.md).
  *
  * Usage: bench_live [--smoke] [--n=100k,1M] [--sizes=64,4096] [--reps=3] [--big-reps=1]
@@ -131,7 +132,10 @@ static struct {
 /* ---- what a child reports (shared memory) -----------------------------------------------------
  */
 
-enum { SLOW_PREEMPTED, SLOW_FAULTED, SLOW_OTHER, NSLOWKIND };
+/* Why a request or a writer operation was slow, in this order: it waited on the run queue for at
+ * least half of its time (schedstat); the thread slept (a voluntary switch); it took a page fault;
+ * none of these - nothing the guest kernel shows (see LIVE.md). */
+enum { SLOW_WAITED, SLOW_SLEPT, SLOW_FAULTED, SLOW_OTHER, NSLOWKIND };
 
 struct lresult {
     int done;
@@ -139,9 +143,8 @@ struct lresult {
     uint64_t req[NPHASE], p50[NPHASE], p99[NPHASE], p999[NPHASE], max[NPHASE];
     double phase_s[NPHASE];
     uint64_t wr_ops[NPHASE], wr_max[NPHASE], wr_p99[NPHASE];
-    uint64_t wr_max_ran[NPHASE];   /* the longest that did not wait on the run queue */
-    double wr_slow_waited[NPHASE]; /* operations above 1 ms that waited on the run queue */
-    double wr_slow_other[NPHASE];  /* ... and that did not */
+    uint64_t wr_max_ran[NPHASE];       /* the longest that did not wait on the run queue */
+    double wr_slow[NPHASE][NSLOWKIND]; /* operations above 1 ms, by cause */
     double act_wall_s, act_cpu_s, deact_wall_s, grow_s;          /* grow_s: until the first init */
     double act_faults;                                           /* the activator's minor faults */
     double w_faults[NPHASE], w_invol[NPHASE], w_wait_ms[NPHASE]; /* workers, summed */
@@ -179,6 +182,12 @@ SWF_LIST_CK_LIST_AUTO(llp, lmember_list, lmember, link, slot, pin)
 
 /* ---- the state of one measurement (in the child) ------------------------------------------- */
 
+/* A thread's counters that say why it was slow (see classify). */
+struct usage {
+    long faults, slept;
+    uint64_t wait;
+};
+
 struct worker {
     pthread_t thread;
     int index;
@@ -190,8 +199,7 @@ struct worker {
     int cur;          /* the phase of the last request */
     double faults[NPHASE + 1], invol[NPHASE + 1], wait_ns[NPHASE + 1]; /* at each phase's start */
     int schedstat_fd;
-    long last_faults;
-    uint64_t last_wait;
+    struct usage last; /* at the last slow request */
     struct {
         uint64_t end, lat;
         int kind, phase;
@@ -223,7 +231,7 @@ static struct {
     struct worker *w;
     struct hist wr[NPHASE];
     uint64_t wr_max_ran[NPHASE];
-    double wr_slow_waited[NPHASE], wr_slow_other[NPHASE];
+    double wr_slow[NPHASE][NSLOWKIND];
 } S;
 
 static uint64_t now_ns(void)
@@ -248,6 +256,27 @@ static long thread_faults(long *invol)
     if (invol != NULL)
         *invol = ru.ru_nivcsw;
     return ru.ru_minflt;
+}
+
+static uint64_t run_wait_ns(int fd);
+
+static void usage_now(struct usage *u, int fd)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        memset(&ru, 0, sizeof(ru));
+    u->faults = ru.ru_minflt + ru.ru_majflt;
+    u->slept = ru.ru_nvcsw;
+    u->wait = run_wait_ns(fd);
+}
+
+static int classify(const struct usage *a, const struct usage *b, uint64_t lat)
+{
+    if (b->wait - a->wait >= lat / 2)
+        return SLOW_WAITED;
+    if (b->slept != a->slept)
+        return SLOW_SLEPT;
+    return b->faults != a->faults ? SLOW_FAULTED : SLOW_OTHER;
 }
 
 /* The calling thread's time spent waiting on a run queue (the second field of schedstat). */
@@ -377,18 +406,14 @@ static void worker_snapshot(struct worker *w, int from, int to)
     }
 }
 
-/* A slow request: what happened since the last look (a run-queue wait, a fault) says why. */
+/* A slow request: what happened since the last look says why (most requests are fast, and a
+ * fast one cannot hide a wait of the slow one's length). */
 static void note_slow(struct worker *w, uint64_t end, uint64_t lat, int phase)
 {
-    long faults = thread_faults(NULL);
-    uint64_t wait = run_wait_ns(w->schedstat_fd);
-    int kind = SLOW_OTHER;
-    if (wait - w->last_wait >= lat / 2)
-        kind = SLOW_PREEMPTED;
-    else if (faults != w->last_faults)
-        kind = SLOW_FAULTED;
-    w->last_faults = faults;
-    w->last_wait = wait;
+    struct usage u;
+    usage_now(&u, w->schedstat_fd);
+    int kind = classify(&w->last, &u, lat);
+    w->last = u;
     if (w->nslow < SLOW_CAP) {
         w->slow[w->nslow].end = end;
         w->slow[w->nslow].lat = lat;
@@ -410,8 +435,7 @@ static void *worker_main(void *arg)
     if (S.v == V_REGISTRY) /* register the thread's reader before the clock starts */
         swf_registry_read_unlock(swf_registry_read_lock(S.reg));
     w->schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY);
-    w->last_faults = thread_faults(NULL);
-    w->last_wait = run_wait_ns(w->schedstat_fd);
+    usage_now(&w->last, w->schedstat_fd);
     w->cur = PH_IDLE;
     worker_snapshot(w, -1, PH_IDLE);
     uint64_t sink = 0;
@@ -544,7 +568,9 @@ static uint64_t next_id;
 
 static struct lmember *member_new(void)
 {
-    struct lmember *m = calloc(1, sizeof(*m));
+    struct lmember *m = malloc(sizeof(*m));
+    if (m != NULL)
+        memset(m, 0, sizeof(*m)); /* touched here: no first-touch fault in a timed operation */
     if (m == NULL) {
         fprintf(stderr, "bench_live: out of memory\n");
         _exit(3);
@@ -575,7 +601,9 @@ static void *writer_main(void *arg)
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
         struct lmember *fresh = pending == NULL ? member_new() : NULL; /* untimed: our memory */
         pthread_mutex_lock(&S.gate);
-        uint64_t wait0 = run_wait_ns(fd), t0 = now_ns();
+        struct usage u0, u1;
+        usage_now(&u0, fd);
+        uint64_t t0 = now_ns();
         if (fresh != NULL) {
             member_add(fresh);
             pending = fresh;
@@ -590,11 +618,13 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&S.gate);
         int ph = __atomic_load_n(&S.phase, __ATOMIC_RELAXED);
         hist_record(&S.wr[ph], t1 - t0);
-        /* an operation above 1 ms: did the writer wait on the run queue for half of it? */
-        bool waited = t1 - t0 > 1000000 && run_wait_ns(fd) - wait0 >= (t1 - t0) / 2;
-        if (t1 - t0 > 1000000)
-            *(waited ? &S.wr_slow_waited[ph] : &S.wr_slow_other[ph]) += 1;
-        if (!waited && t1 - t0 > S.wr_max_ran[ph])
+        int kind = SLOW_OTHER;
+        if (t1 - t0 > 1000000) { /* an operation above 1 ms: why? */
+            usage_now(&u1, fd);
+            kind = classify(&u0, &u1, t1 - t0);
+            S.wr_slow[ph][kind]++;
+        }
+        if (kind != SLOW_WAITED && t1 - t0 > S.wr_max_ran[ph])
             S.wr_max_ran[ph] = t1 - t0;
     }
     if (fd >= 0)
@@ -824,8 +854,7 @@ static void summarise(struct lresult *r, uint64_t t_phase[NPHASE + 1])
         r->wr_max[p] = S.wr[p].max;
         r->wr_p99[p] = hist_percentile(&S.wr[p], 99);
         r->wr_max_ran[p] = S.wr_max_ran[p];
-        r->wr_slow_waited[p] = S.wr_slow_waited[p];
-        r->wr_slow_other[p] = S.wr_slow_other[p];
+        memcpy(r->wr_slow[p], S.wr_slow[p], sizeof(r->wr_slow[p]));
         for (int k = 0; k < opt.workers; k++) {
             struct worker *w = &S.w[k];
             r->w_faults[p] += w->faults[p + 1] - w->faults[p];
@@ -1103,7 +1132,7 @@ static bool bounded(enum variant v)
 }
 
 struct row {
-    double p[2][4], rps[2], wr_max_ms, wr_ran_ms, wr_waited, wr_other, act_ms, act_cpu_ms, deact_ms;
+    double p[2][4], rps[2], wr_max_ms, wr_ran_ms, wr_slow[NSLOWKIND], act_ms, act_cpu_ms, deact_ms;
     double slow[NSLOWKIND], slow_grow, slow_sweep, invol_s[2], wait_ms[2], wfaults, afaults;
     double thp, compact, grow_ms;
 };
@@ -1123,8 +1152,8 @@ static void make_row(struct row *w, const struct lresult *runs, int k)
     }
     w->wr_max_ms = MED(runs, k, r->wr_max[PH_ACT]) / 1e6;
     w->wr_ran_ms = MED(runs, k, r->wr_max_ran[PH_ACT]) / 1e6;
-    w->wr_waited = MED(runs, k, r->wr_slow_waited[PH_ACT]);
-    w->wr_other = MED(runs, k, r->wr_slow_other[PH_ACT]);
+    for (int s = 0; s < NSLOWKIND; s++)
+        w->wr_slow[s] = MED(runs, k, r->wr_slow[PH_ACT][s]);
     w->act_ms = MED(runs, k, r->act_wall_s) * 1e3;
     w->act_cpu_ms = MED(runs, k, r->act_cpu_s) * 1e3;
     w->deact_ms = MED(runs, k, r->deact_wall_s) * 1e3;
@@ -1191,10 +1220,10 @@ static void print_tables(struct lresult *all, int nconf, const int *order_v, int
                                    : targets(&w, tb, sizeof(tb)));
         }
     printf("\nRequests above %lld ns during activation, by what happened during them (medians):\n"
-           "\n| N | size | variant | slow: waited / faulted / other | in grow / in sweep | "
+           "\n| N | size | variant | slow: waited / slept / faulted / other | in grow / in sweep | "
            "worker invol. switches/s idle / act | worker run-queue wait ms idle / act | "
            "worker faults act | activator faults | grow (ms) | THP allocs | writer ops > 1 ms: "
-           "waited / not; longest not waiting (ms) |\n"
+           "waited / slept / faulted / other; longest not waiting (ms) |\n"
            "|---|---|---|---|---|---|---|---|---|---|---|---|\n",
            (long long)opt.slow_ns);
     for (int c = 0; c < nconf; c++)
@@ -1203,13 +1232,13 @@ static void print_tables(struct lresult *all, int nconf, const int *order_v, int
             struct row w;
             make_row(&w, &all[((size_t)c * NVARIANT + (size_t)v) * (size_t)opt.reps], reps_for(c));
             char nb[32];
-            printf("| %s | %lld | %s | %.0f / %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | %.1f / "
-                   "%.1f | %.0f | %.0f | %.1f | %.0f | %.0f / %.0f; %.2f |\n",
+            printf("| %s | %lld | %s | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | "
+                   "%.1f / %.1f | %.0f | %.0f | %.1f | %.0f | %.0f / %.0f / %.0f / %.0f; %.2f |\n",
                    size_name(opt.ns[c / opt.nsizes], nb, sizeof(nb)),
                    (long long)opt.sizes[c % opt.nsizes], variant_names[v], w.slow[0], w.slow[1],
-                   w.slow[2], w.slow_grow, w.slow_sweep, w.invol_s[0], w.invol_s[1], w.wait_ms[0],
-                   w.wait_ms[1], w.wfaults, w.afaults, w.grow_ms, w.thp, w.wr_waited, w.wr_other,
-                   w.wr_ran_ms);
+                   w.slow[2], w.slow[3], w.slow_grow, w.slow_sweep, w.invol_s[0], w.invol_s[1],
+                   w.wait_ms[0], w.wait_ms[1], w.wfaults, w.afaults, w.grow_ms, w.thp, w.wr_slow[0],
+                   w.wr_slow[1], w.wr_slow[2], w.wr_slow[3], w.wr_ran_ms);
         }
 }
 
@@ -1226,22 +1255,21 @@ static void json_result(FILE *f, const struct lresult *r)
             (unsigned long long)r->slots_on, (unsigned long long)r->members_off,
             (unsigned long long)r->slots_off, (unsigned long long)r->bad_objects);
     for (int p = 0; p < NPHASE; p++)
-        fprintf(
-            f,
-            "%s\"%s\": {\"seconds\": %.6f, \"requests\": %llu, \"p50_ns\": %llu, "
-            "\"p99_ns\": %llu, \"p999_ns\": %llu, \"max_ns\": %llu, \"writer_ops\": %llu, "
-            "\"writer_p99_ns\": %llu, \"writer_max_ns\": %llu, \"writer_max_ran_ns\": %llu, "
-            "\"writer_slow_waited\": %.0f, \"writer_slow_other\": %.0f, \"worker_faults\": %.0f, "
-            "\"worker_invol\": %.0f, \"worker_wait_ms\": %.3f, \"slow_waited\": %.0f, "
-            "\"slow_faulted\": %.0f, \"slow_other\": %.0f}",
-            p ? ", " : "", phase_names[p], r->phase_s[p], (unsigned long long)r->req[p],
-            (unsigned long long)r->p50[p], (unsigned long long)r->p99[p],
-            (unsigned long long)r->p999[p], (unsigned long long)r->max[p],
-            (unsigned long long)r->wr_ops[p], (unsigned long long)r->wr_p99[p],
-            (unsigned long long)r->wr_max[p], (unsigned long long)r->wr_max_ran[p],
-            r->wr_slow_waited[p], r->wr_slow_other[p], r->w_faults[p], r->w_invol[p],
-            r->w_wait_ms[p], r->slow[p][SLOW_PREEMPTED], r->slow[p][SLOW_FAULTED],
-            r->slow[p][SLOW_OTHER]);
+        fprintf(f,
+                "%s\"%s\": {\"seconds\": %.6f, \"requests\": %llu, \"p50_ns\": %llu, "
+                "\"p99_ns\": %llu, \"p999_ns\": %llu, \"max_ns\": %llu, \"writer_ops\": %llu, "
+                "\"writer_p99_ns\": %llu, \"writer_max_ns\": %llu, \"writer_max_ran_ns\": %llu, "
+                "\"writer_slow\": [%.0f, %.0f, %.0f, %.0f], \"worker_faults\": %.0f, "
+                "\"worker_invol\": %.0f, \"worker_wait_ms\": %.3f, "
+                "\"slow\": [%.0f, %.0f, %.0f, %.0f]}",
+                p ? ", " : "", phase_names[p], r->phase_s[p], (unsigned long long)r->req[p],
+                (unsigned long long)r->p50[p], (unsigned long long)r->p99[p],
+                (unsigned long long)r->p999[p], (unsigned long long)r->max[p],
+                (unsigned long long)r->wr_ops[p], (unsigned long long)r->wr_p99[p],
+                (unsigned long long)r->wr_max[p], (unsigned long long)r->wr_max_ran[p],
+                r->wr_slow[p][0], r->wr_slow[p][1], r->wr_slow[p][2], r->wr_slow[p][3],
+                r->w_faults[p], r->w_invol[p], r->w_wait_ms[p], r->slow[p][0], r->slow[p][1],
+                r->slow[p][2], r->slow[p][3]);
     fprintf(f, "}");
 }
 
@@ -1256,6 +1284,7 @@ static int write_json(const char *path, struct lresult *all, int nconf, double l
             "\"reps\": %d, \"idle_ms\": %lld, \"on_ms\": %lld, \"writer_us\": %lld, "
             "\"big_reps\": %d, \"slow_ns\": %lld, \"pin\": %d, \"huge_pages_off\": %d, "
             "\"grow_first\": %d, \"window_ms\": %d, "
+            "\"slow_kinds\": [\"waited\", \"slept\", \"faulted\", \"other\"], "
             "\"load_before\": %.2f, \"load_after\": %.2f, \"seconds\": %.1f},\n\"runs\": [",
             sysconf(_SC_NPROCESSORS_ONLN), opt.workers, opt.reps, (long long)opt.idle_ms,
             (long long)opt.on_ms, (long long)opt.writer_us, opt.big_reps, (long long)opt.slow_ns,
