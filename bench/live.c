@@ -152,6 +152,7 @@ struct lresult {
     double slow_grow, slow_sweep;    /* of the act phase's: while growing, while sweeping */
     double thp_alloc, compact_stall; /* /proc/vmstat, during the activation */
     uint64_t members_on, slots_on, members_off, slots_off, bad_objects;
+    uint64_t left_owed; /* sweep64/1024: swf_feature_added calls that returned EAGAIN */
     int nwin;
     double act_at_ms, act_end_ms, deact_at_ms, deact_end_ms; /* from the windows' origin */
     float win_p99[MAX_WIN];
@@ -954,6 +955,9 @@ static void child_run(struct lresult *r)
     if (rc != 0 && r->msg[0] == 0)
         snprintf(r->msg, sizeof(r->msg), "deactivate returned %d", rc);
     count_slots(&r->members_off, &r->slots_off);
+    struct swf_feature_stats fs;
+    if (S.feat != NULL && swf_feature_stats(S.feat, &fs) == 0)
+        r->left_owed = fs.left_owed;
     sleep_ms(opt.on_ms / 2);
     __atomic_store_n(&S.stop, 1, __ATOMIC_RELAXED);
     t_phase[NPHASE] = now_ns();
@@ -1249,11 +1253,12 @@ static void json_result(FILE *f, const struct lresult *r)
             "\"grow_s\": %.6f, \"act_faults\": %.0f, \"thp_alloc\": %.0f, "
             "\"compact_stall\": %.0f, \"slow_grow\": %.0f, \"slow_sweep\": %.0f, "
             "\"members_on\": %llu, \"slots_on\": %llu, \"members_off\": %llu, "
-            "\"slots_off\": %llu, \"bad_objects\": %llu, \"phases\": {",
+            "\"slots_off\": %llu, \"bad_objects\": %llu, \"left_owed\": %llu, \"phases\": {",
             r->act_wall_s, r->act_cpu_s, r->deact_wall_s, r->grow_s, r->act_faults, r->thp_alloc,
             r->compact_stall, r->slow_grow, r->slow_sweep, (unsigned long long)r->members_on,
             (unsigned long long)r->slots_on, (unsigned long long)r->members_off,
-            (unsigned long long)r->slots_off, (unsigned long long)r->bad_objects);
+            (unsigned long long)r->slots_off, (unsigned long long)r->bad_objects,
+            (unsigned long long)r->left_owed);
     for (int p = 0; p < NPHASE; p++)
         fprintf(f,
                 "%s\"%s\": {\"seconds\": %.6f, \"requests\": %llu, \"p50_ns\": %llu, "
@@ -1369,12 +1374,13 @@ int main(int argc, char **argv)
                             r->slots_off == 0 && r->bad_objects == 0;
                 fprintf(stderr,
                         "%s rep %d n=%zu size=%zu %s: act %.1f ms, requests %llu idle / %llu act, "
-                        "writer ops %llu, slots %llu/%llu on, %llu off%s%s\n",
+                        "writer ops %llu (EAGAIN %llu), slots %llu/%llu on, %llu off%s%s\n",
                         good ? "ok" : "FAILED", k, n, size, variant_names[v], r->act_wall_s * 1e3,
                         (unsigned long long)r->req[PH_IDLE], (unsigned long long)r->req[PH_ACT],
                         (unsigned long long)(r->wr_ops[PH_IDLE] + r->wr_ops[PH_ACT]),
-                        (unsigned long long)r->slots_on, (unsigned long long)r->members_on,
-                        (unsigned long long)r->slots_off, r->msg[0] ? ": " : "", r->msg);
+                        (unsigned long long)r->left_owed, (unsigned long long)r->slots_on,
+                        (unsigned long long)r->members_on, (unsigned long long)r->slots_off,
+                        r->msg[0] ? ": " : "", r->msg);
                 failures += !good;
             }
     }

@@ -29,13 +29,14 @@ for arg in "$@"; do
 done
 out=${out:-$root/bench/out}
 mkdir -p "$out" || exit 1
+: >"$out/live.log"
 if [ -z "$build_dir" ]; then
   build_dir=$root/build/bench
   opts=(-Dbuildtype=release -Dbench=enabled -Dtests=false -Dexamples=false)
   if [ -f "$build_dir/build.ninja" ]; then
-    meson configure "$build_dir" "${opts[@]}" >"$out/live.log" 2>&1
+    meson configure "$build_dir" "${opts[@]}" >>"$out/live.log" 2>&1
   else
-    meson setup "$build_dir" "$root" "${opts[@]}" >"$out/live.log" 2>&1
+    meson setup "$build_dir" "$root" "${opts[@]}" >>"$out/live.log" 2>&1
   fi || { echo "bench/run_live.sh: configuring $build_dir failed ($out/live.log)" >&2; exit 1; }
   ninja -C "$build_dir" bench/bench_live >>"$out/live.log" 2>&1 ||
     { echo "bench/run_live.sh: building bench_live failed ($out/live.log)" >&2; exit 1; }
