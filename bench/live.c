@@ -604,6 +604,8 @@ static void *writer_main(void *arg)
         pthread_mutex_lock(&S.gate);
         struct usage u0, u1;
         usage_now(&u0, fd);
+        /* the phase the operation began in: one held up by stw's fill ends after it */
+        int ph = __atomic_load_n(&S.phase, __ATOMIC_RELAXED);
         uint64_t t0 = now_ns();
         if (fresh != NULL) {
             member_add(fresh);
@@ -617,7 +619,6 @@ static void *writer_main(void *arg)
         }
         uint64_t t1 = now_ns();
         pthread_mutex_unlock(&S.gate);
-        int ph = __atomic_load_n(&S.phase, __ATOMIC_RELAXED);
         hist_record(&S.wr[ph], t1 - t0);
         int kind = SLOW_OTHER;
         if (t1 - t0 > 1000000) { /* an operation above 1 ms: why? */
