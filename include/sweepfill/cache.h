@@ -20,6 +20,9 @@
  *     their own borrow one of a few shared pairs for the length of each call (claimed with a
  *     compare-and-swap), or, when all are taken at that moment, take and put single objects
  *     through the depot: O(1) either way;
+ *   - the objects of memory a grow maps stay uncarved until allocations need them: one that
+ *     finds no magazine of objects on the depot carves up to a magazine's worth with one
+ *     compare-and-swap;
  *   - when no magazine has room, free pushes the object on a lock-free list of loose objects,
  *     which allocations take back whole and the blocking paths put into new magazines.
  * Objects cached in another thread's magazines, or being moved by another thread at that
@@ -169,10 +172,11 @@ struct swf_cache_config {
  * madvise(MADV_POPULATE_WRITE) (Linux 5.14), else a write to every page.
  */
 enum swf_huge_pages {
-    /* Chunks of objects of a page or more, and chunks of 8 MiB or more, are mapped 2 MiB-aligned
-     * with madvise(MADV_HUGEPAGE) when the system's transparent huge pages are "always" or
-     * "madvise"; smaller ones with base pages. The kernel may still back them with base pages
-     * (fragmentation): stats.huge_bytes tells. */
+    /* Chunks of objects of a page or more, and chunks for 2 MiB of objects or more (a grow of
+     * 32,768 objects of 64 bytes), are mapped 2 MiB-aligned with madvise(MADV_HUGEPAGE), in whole
+     * huge pages whose slack holds more objects, when the system's transparent huge pages are
+     * "always" or "madvise"; smaller ones with base pages, in 64 KiB units. The kernel may still
+     * back them with base pages (fragmentation): stats.huge_bytes tells. */
     SWF_HUGE_PAGES_AUTO = 0,
     /* Base pages only (no MADV_HUGEPAGE, and MADV_NOHUGEPAGE so that "always" does not apply). */
     SWF_HUGE_PAGES_OFF = 1,
@@ -232,7 +236,8 @@ struct swf_cache_stats {
     uint64_t ready;            /* prepared and free: capacity - alive */
     uint64_t capacity;         /* objects the cache holds in all */
     uint64_t limit;            /* the current limit (0 = none) */
-    uint64_t bytes_mapped;     /* memory mapped for objects */
+    uint64_t bytes_mapped;     /* memory mapped for objects (a chunk of small objects on huge
+                                  pages holds their magazines too) */
     uint64_t chunks;           /* mappings made */
     uint64_t object_size;      /* as configured */
     uint64_t stride;           /* bytes between consecutive objects: the size rounded up to
@@ -339,9 +344,12 @@ SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
 /*
  * Make at least n objects ready for the calling thread's NOWAIT allocations: first give the
  * thread magazines of its own (if it has none), then count the free objects in its magazines, in
- * the depot and on the loose list, and map (and prepare) memory for the rest. This is where page
- * faults belong: outside any read-side section. The memory of each mapping is carved into
- * objects that all become ready; none is mapped that the cache cannot hold.
+ * the depot, on the loose list and in memory mapped but not yet carved into magazines, and map
+ * (and prepare) memory for the rest. This is where page faults belong: outside any read-side
+ * section. Every object of each mapping becomes ready at once, with a magazine per
+ * SWF_CACHE_MAGAZINE of them made beforehand; allocations carve the objects into magazines a
+ * magazine's worth at a time (one compare-and-swap), so a grow costs the memory's preparation,
+ * not a step per object. None is mapped that the cache cannot hold.
  * With grow_threads > 1, a mapping of more than 16 MiB is prepared by that many threads at once
  * (the calling thread and grow_threads - 1 it starts and joins before returning).
  * A count that can never be had - beyond what the limit or the magazine table still allows, or
