@@ -243,7 +243,8 @@ struct swf_cache_stats {
     uint64_t stride;           /* bytes between consecutive objects: the size rounded up to
                                   the alignment, at least 8 and a multiple of 8 */
     uint64_t huge_bytes;       /* of bytes_mapped, how much the kernel backed with transparent
-                                  huge pages when it was prepared (from /proc/self/smaps) */
+                                  huge pages when it was prepared (from the page tables:
+                                  PAGEMAP_SCAN, or /proc/self/smaps where the kernel lacks it) */
     uint64_t reserved[7];      /* zero; later versions may fill them */
 };
 
