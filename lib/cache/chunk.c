@@ -1,5 +1,5 @@
 /*
- * lib/cache/chunk.c - mapping and preparing memory for objects.
+ * lib/cache/chunk.c - mapping and preparing memory for objects, and carving objects from it.
  *
  * Memory enters a cache in chunks mapped on a blocking path and prepared there: every page is
  * made present and writable (and locked, with lock_memory), so that no lock-free path ever takes
@@ -11,9 +11,13 @@
  * goes for every other byte a lock-free path may write: magazine and thread-state blocks
  * (istack.c), the full checks' states (here), binding tables (owner.c).
  *
- * A chunk's objects go on the depot in magazines that are taken before the chunk is mapped:
- * when the magazine table is full, the chunk is made smaller (or not mapped at all) rather than
- * mapped and left unusable.
+ * A chunk's objects are not put into magazines when it is mapped: they stay uncarved, [x_carved,
+ * nobjs) of it, and the chunk goes on a stack (x_carve) that allocations carve from, a
+ * magazine's worth at a time, by compare-and-swap on x_carved (swfi_carve): so a grow costs the
+ * memory's preparation and O(chunks), not a step per object. The magazines that will hold the
+ * objects are made before the chunk is mapped (mag.c), in the chunk itself when it is a huge
+ * chunk of small objects: when the magazine table is full, the chunk is made smaller (or not
+ * mapped at all) rather than mapped and left unusable.
  */
 #include "cache/cache_internal.h"
 
