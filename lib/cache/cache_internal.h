@@ -39,8 +39,8 @@
  *     ready    == sum(ts->loaded->n + ts->prev->n) + x_depot_objs + x_loose_objs + uncarved
  *     alive    == allocations - frees   (objects awaiting a grace period count as alive)
  * where uncarved (swfi_uncarved) is the sum over the chunks on x_carve's stack of nobjs -
- * x_carved. Every ready object has room in a magazine: a grow makes a magazine per
- * SWF_CACHE_MAGAZINE objects it maps (mag.c), before it maps them.
+ * x_carved. A grow makes a magazine per SWF_CACHE_MAGAZINE objects it maps (mag.c), before
+ * it maps them, so that the magazines made for objects could hold every object of every chunk.
  *
  * The blocking paths (WAIT, grow, set_limit, set_failslab, binding a thread on one of them)
  * serialise on refill_lock: mapping memory and growing tables happen there and nowhere else.
