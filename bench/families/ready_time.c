@@ -345,7 +345,9 @@ static void bm_ready(swfb_state *st)
             swfb_skip_with_error(st, "out of memory");
             return;
         }
-        memset(objs, 0, (n ? n : 1) * sizeof(void *)); /* its pages faulted in now */
+        /* Its pages faulted in now, not in the timed part: not with 0, which the compiler turns
+         * (with the malloc) into a calloc, which writes nothing on fresh memory. */
+        memset(objs, 0xff, (n ? n : 1) * sizeof(void *));
     } else if (row->method == M_MEMSET) {
         resident_bytes = round_up(n * size != 0 ? n * size : 1, PAGE_4K);
         resident = map_aligned(resident_bytes, PAGE_4K, MAP_POPULATE);

@@ -12,8 +12,10 @@
  * magazines (arrays of up to SWF_CACHE_MAGAZINE free objects) that the common alloc and free
  * touch with no atomic read-modify-write; a shared depot keeps full, partial and empty magazines
  * on lock-free stacks, exchanged whole; a thread without magazines borrows one of a few shared
- * pairs for a call, or takes and puts single objects through the depot; a free that finds no
- * room pushes the object on a lock-free loose list. A thread is bound at its first blocking call
+ * pairs for a call, or takes and puts single objects through the depot; the objects of memory a
+ * grow maps stay uncarved until an allocation that finds no magazine of objects on the depot
+ * carves up to a magazine's worth with one compare-and-swap; a free that finds no room pushes
+ * the object on a lock-free loose list. A thread is bound at its first blocking call
  * on the cache (swf_cache_grow - swf_cache_grow(c, 0) does only that - or a WAIT allocation), or,
  * once it has made such a call on any cache after this one was created, at its first NOWAIT
  * allocation or free when spare magazines are at hand.
@@ -153,10 +155,11 @@ struct swf_cache_config {
  * madvise(MADV_POPULATE_WRITE) (Linux 5.14), else a write to every page.
  */
 enum swf_huge_pages {
-    /* Chunks of objects of a page or more, and chunks of 8 MiB or more, are mapped 2 MiB-aligned
-     * with madvise(MADV_HUGEPAGE) when the system's transparent huge pages are "always" or
-     * "madvise"; smaller ones with base pages. The kernel may still back them with base pages
-     * (fragmentation): stats.huge_bytes tells. */
+    /* Chunks of objects of a page or more, and chunks for 2 MiB of objects or more (a grow of
+     * 32,768 objects of 64 bytes), are mapped 2 MiB-aligned with madvise(MADV_HUGEPAGE), in whole
+     * huge pages whose slack holds more objects, when the system's transparent huge pages are
+     * "always" or "madvise"; smaller ones with base pages, in 64 KiB units. The kernel may still
+     * back them with base pages (fragmentation): stats.huge_bytes tells. */
     SWF_HUGE_PAGES_AUTO = 0,
     /* Base pages only (no MADV_HUGEPAGE, and MADV_NOHUGEPAGE so that "always" does not apply). */
     SWF_HUGE_PAGES_OFF = 1,
@@ -216,13 +219,15 @@ struct swf_cache_stats {
     uint64_t ready;            /* prepared and free: capacity - alive */
     uint64_t capacity;         /* objects the cache holds in all */
     uint64_t limit;            /* the current limit (0 = none) */
-    uint64_t bytes_mapped;     /* memory mapped for objects */
+    uint64_t bytes_mapped;     /* memory mapped for objects (a chunk of small objects on huge
+                                  pages holds their magazines too) */
     uint64_t chunks;           /* mappings made */
     uint64_t object_size;      /* as configured */
     uint64_t stride;           /* bytes between consecutive objects: the size rounded up to
                                   the alignment, at least 8 and a multiple of 8 */
     uint64_t huge_bytes;       /* of bytes_mapped, how much the kernel backed with transparent
-                                  huge pages when it was prepared (from /proc/self/smaps) */
+                                  huge pages when it was prepared (from the page tables:
+                                  PAGEMAP_SCAN, or /proc/self/smaps where the kernel lacks it) */
     uint64_t reserved[7];      /* zero; later versions may fill them */
 };
 
@@ -323,9 +328,12 @@ SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
 /*
  * Make at least n objects ready for the calling thread's NOWAIT allocations: first give the
  * thread magazines of its own (if it has none), then count the free objects in its magazines, in
- * the depot and on the loose list, and map (and prepare) memory for the rest. This is where page
- * faults belong: outside any read-side section. The memory of each mapping is carved into
- * objects that all become ready; none is mapped that the cache cannot hold.
+ * the depot, on the loose list and in memory mapped but not yet carved into magazines, and map
+ * (and prepare) memory for the rest. This is where page faults belong: outside any read-side
+ * section. Every object of each mapping becomes ready at once, with a magazine per
+ * SWF_CACHE_MAGAZINE of them made beforehand; allocations carve the objects into magazines a
+ * magazine's worth at a time (one compare-and-swap), so a grow costs the memory's preparation,
+ * not a step per object. None is mapped that the cache cannot hold.
  * With grow_threads > 1, a mapping of more than 16 MiB is prepared by that many threads at once
  * (the calling thread and grow_threads - 1 it starts and joins before returning).
  * A count that can never be had - beyond what the limit or the magazine table still allows, or

@@ -4,6 +4,7 @@
 #include "base/istack.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ int swfi_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uin
     t->max_blocks = max_blocks;
     t->dir_cap = 0;
     t->dir_mem = NULL;
+    t->adopted = NULL;
     t->node_size = node_size;
     return 0;
 }
@@ -23,45 +25,76 @@ void swfi_itable_fini(struct swf_itable *t)
 {
     uint32_t count = swfi_load_relaxed_32(&t->x_count);
     for (uint32_t b = 0; b < (count >> t->shift); b++)
-        free(t->x_blocks[b]);
+        if (!t->adopted[b])
+            free(t->x_blocks[b]);
     for (void **dir = t->x_blocks ? t->x_blocks - 1 : NULL; dir != NULL;) {
         void **older = dir[0];
         free(dir);
         dir = older;
     }
+    free(t->adopted);
     t->x_blocks = NULL;
     t->dir_mem = NULL;
+    t->adopted = NULL;
     t->dir_cap = 0;
 }
 
-/* Make the directory hold at least `blocks` entries: a copy twice as large (8 entries at
- * first, at most max_blocks), published with a release store. 0 or ENOMEM. */
+/* Make the directory hold at least `blocks` entries (at most max_blocks): a copy twice as large,
+ * or more when that is short (8 entries at first), published with a release store. 0 or ENOMEM. */
 static int dir_reserve(struct swf_itable *t, uint32_t blocks)
 {
     if (blocks <= t->dir_cap)
         return 0;
     uint32_t cap = t->dir_cap ? t->dir_cap * 2 : 8;
+    while (cap < blocks)
+        cap *= 2;
     if (cap > t->max_blocks)
         cap = t->max_blocks;
     /* Entry -1 links the directory this one replaces; every byte written (readers only read). */
     void **mem = calloc((size_t)cap + 1, sizeof(void *));
-    if (mem == NULL)
+    uint8_t *adopted = calloc(cap, 1); /* the owner's alone: replaced, not kept */
+    if (mem == NULL || adopted == NULL) {
+        free(mem);
+        free(adopted);
         return ENOMEM;
+    }
     mem[0] = t->x_blocks ? t->x_blocks - 1 : NULL;
-    if (t->dir_cap > 0)
+    if (t->dir_cap > 0) {
         memcpy(mem + 1, t->x_blocks, t->dir_cap * sizeof(void *));
+        memcpy(adopted, t->adopted, t->dir_cap);
+    }
+    free(t->adopted);
+    t->adopted = adopted;
     t->dir_mem = mem;
     swfi_store_release_ptr((void **)&t->x_blocks, mem + 1);
     t->dir_cap = cap;
     return 0;
 }
 
+int swfi_itable_reserve(struct swf_itable *t, uint32_t blocks)
+{
+    uint32_t b = swfi_load_relaxed_32(&t->x_count) >> t->shift;
+    if (blocks > t->max_blocks - b || ((uint64_t)b + blocks) << t->shift > SWF_ISTACK_NODES_MAX ||
+        dir_reserve(t, b + blocks))
+        return ENOMEM;
+    return 0;
+}
+
+/* Publish block as the next one; returns the index of its first node. */
+static uint32_t add_block(struct swf_itable *t, uint32_t count, void *block, bool adopted)
+{
+    uint32_t b = count >> t->shift;
+    t->adopted[b] = adopted;
+    swfi_store_release_ptr(&t->x_blocks[b], block);
+    /* Release: stats readers that acquire the count see the block and its zeroed nodes. */
+    swfi_store_release_32(&t->x_count, count + (1u << t->shift));
+    return count;
+}
+
 uint32_t swfi_itable_grow(struct swf_itable *t)
 {
     uint32_t count = swfi_load_relaxed_32(&t->x_count);
-    uint32_t b = count >> t->shift;
-    if (b >= t->max_blocks || count + (1u << t->shift) > SWF_ISTACK_NODES_MAX ||
-        dir_reserve(t, b + 1) != 0)
+    if (swfi_itable_reserve(t, 1) != 0)
         return UINT32_MAX;
     size_t bytes = t->node_size << t->shift;
     void *block;
@@ -69,8 +102,13 @@ uint32_t swfi_itable_grow(struct swf_itable *t)
     if (posix_memalign(&block, 64, bytes) != 0)
         return UINT32_MAX;
     memset(block, 0, bytes); /* also prepares every page: NOWAIT paths write nodes */
-    swfi_store_release_ptr(&t->x_blocks[b], block);
-    /* Release: stats readers that acquire the count see the block and its zeroed nodes. */
-    swfi_store_release_32(&t->x_count, count + (1u << t->shift));
-    return count;
+    return add_block(t, count, block, false);
+}
+
+uint32_t swfi_itable_adopt(struct swf_itable *t, void *block)
+{
+    uint32_t count = swfi_load_relaxed_32(&t->x_count);
+    if (swfi_itable_reserve(t, 1) != 0)
+        return UINT32_MAX;
+    return add_block(t, count, block, true);
 }

@@ -41,6 +41,8 @@ struct swf_itable {
     uint32_t dir_cap; /* entries in the directory (the owner's mutex) */
     void **dir_mem;   /* x_blocks - 1, the directory's allocation: a pointer to its start, so
                          that a cache never destroyed is "still reachable" to leak checkers */
+    uint8_t *adopted; /* dir_cap flags (the owner's mutex): 1 where the block is the caller's
+                         (swfi_itable_adopt), which fini leaves alone */
     size_t node_size;
 };
 
@@ -77,6 +79,20 @@ static inline void swfi_istack_push(struct swf_istack *s, const struct swf_itabl
     } while (!swfi_cas_acq_rel_64(&s->x_head, &head, desired));
 }
 
+/* Push a private chain of nodes in one compare-and-swap: first .. last, linked through x_next
+ * (index + 1) by the caller; last's link is set here. The same release as a push. */
+static inline void swfi_istack_push_chain(struct swf_istack *s, const struct swf_itable *t,
+                                          uint32_t first, uint32_t last)
+{
+    uint32_t *next = (uint32_t *)swfi_itable_node(t, last);
+    uint64_t head = swfi_load_relaxed_64(&s->x_head);
+    uint64_t desired;
+    do {
+        swfi_store_relaxed_32(next, (uint32_t)(head & SWF_ISTACK_INDEX_MASK));
+        desired = ((head & ~SWF_ISTACK_INDEX_MASK) + SWF_ISTACK_TAG_ONE) | (uint64_t)(first + 1);
+    } while (!swfi_cas_acq_rel_64(&s->x_head, &head, desired));
+}
+
 /* Pop the top node; returns its index, or UINT32_MAX when the stack is empty. */
 static inline uint32_t swfi_istack_pop(struct swf_istack *s, const struct swf_itable *t)
 {
@@ -106,6 +122,15 @@ static inline int swfi_istack_empty(const struct swf_istack *s)
  * mutex. Returns the index of the first new node, or UINT32_MAX if the table is full (max_blocks,
  * or SWF_ISTACK_NODES_MAX nodes) or memory ran out. */
 uint32_t swfi_itable_grow(struct swf_itable *t);
+/* Make room for `blocks` more blocks (the directory sized for them; the caller holds the owner's
+ * mutex): 0, after which that many swfi_itable_adopt calls cannot fail, or ENOMEM (the table
+ * would be full, or no memory for the directory). */
+int swfi_itable_reserve(struct swf_itable *t, uint32_t blocks);
+/* Add one block of nodes that the caller made: node_size << shift bytes, 64-byte aligned, zeroed
+ * and every page prepared, alive until after swfi_itable_fini, which leaves it alone (the caller
+ * unmaps it). The caller holds the owner's mutex. Returns the index of its first node, or
+ * UINT32_MAX if the table is full or memory ran out (then the block is not the table's). */
+uint32_t swfi_itable_adopt(struct swf_itable *t, void *block);
 /* An empty table (allocates nothing: the first grow makes the directory). Returns 0. */
 int swfi_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks);
 void swfi_itable_fini(struct swf_itable *t);

@@ -375,11 +375,13 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
 
 /* ---- the other entry points ----------------------------------------------------------------- */
 
-/* Objects the calling thread could take without mapping: its magazines and the shared pools. */
+/* Objects the calling thread could take without mapping: its magazines, the shared pools and
+ * the uncarved objects. */
 static uint64_t reachable_objects(struct swf_cache *c, struct swf_tstate *ts)
 {
     uint64_t mine = ts ? ts->pub.loaded->n + ts->pub.prev->n : 0;
-    return mine + swfi_load_relaxed_64(&c->x_depot_objs) + swfi_load_relaxed_64(&c->x_loose_objs);
+    return mine + swfi_load_relaxed_64(&c->x_depot_objs) + swfi_load_relaxed_64(&c->x_loose_objs) +
+           swfi_uncarved(c);
 }
 
 int swf_cache_grow(struct swf_cache *c, size_t n)

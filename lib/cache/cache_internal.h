@@ -9,7 +9,7 @@
  *               full, partial and empty stacks of magazines are inline, below
  *   loose.c     the loose list: objects freed when no magazine had room
  *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
- *   chunk.c     mapping and preparing memory for objects
+ *   chunk.c     mapping and preparing memory for objects, and carving objects from it
  *   freecheck.c the process-wide map from address to chunk (the always-on check of every
  *               free), the free mark's double-free check, and the full checks' states
  *   deferred.c  frees after an epoch grace period
@@ -22,16 +22,25 @@
  *   3. on the loose list (x_loose), linked through its first word: nobody, until an exchange
  *      (acquire) hands the whole list to one thread;
  *   4. in a magazine queued for a deferred free: nobody, until its grace period ends and the
- *      epoch callback puts the magazine on the depot.
+ *      epoch callback puts the magazine on the depot;
+ *   5. uncarved, in a chunk that allocations carve from (x_carve's stack, chunk.c): never handed
+ *      out yet, so nothing of it was written since the kernel zeroed it (its first word is 0, and
+ *      its full checks' state OBJ_FREE); nobody, until a compare-and-swap on the chunk's bump
+ *      index (x_carved) hands a run of them to one thread, which puts them straight into its
+ *      own empty magazine or hands them out (policy.c).
  * Every move between these places is a release (push, store) paired with an acquire (pop,
  * exchange), so whatever the freeing thread wrote happens-before the next allocation (cache.h's
- * ordering promise). Magazines and thread states live in tables that grow but never shrink while
- * the cache lives (istack.h), which is what lets a pop read a node another thread may be reusing.
+ * ordering promise); a carved object was written by nobody but the kernel. Magazines and thread
+ * states live in tables that grow but never shrink while the cache lives (istack.h), which is what
+ * lets a pop read a node another thread may be reusing.
  *
  * Conservation (exact when no thread is inside the cache):
  *     capacity == alive + ready
- *     ready    == sum(ts->loaded->n + ts->prev->n) + x_depot_objs + x_loose_objs
+ *     ready    == sum(ts->loaded->n + ts->prev->n) + x_depot_objs + x_loose_objs + uncarved
  *     alive    == allocations - frees   (objects awaiting a grace period count as alive)
+ * where uncarved (swfi_uncarved) is the sum over the chunks on x_carve's stack of nobjs -
+ * x_carved. A grow makes a magazine per SWF_CACHE_MAGAZINE objects it maps (mag.c), before
+ * it maps them, so that the magazines made for objects could hold every object of every chunk.
  *
  * The blocking paths (WAIT, grow, set_limit, set_failslab, binding a thread on one of them)
  * serialise on refill_lock: mapping memory and growing tables happen there and nowhere else.
@@ -130,7 +139,11 @@ struct swf_chunk {
     size_t nobjs;
     uint8_t *state; /* full checks: one enum obj_state per object, prepared memory */
     size_t state_bytes;
-    uint64_t huge_bytes; /* backed by huge pages when prepared */
+    uint64_t huge_bytes;          /* backed by huge pages when prepared */
+    struct swf_chunk *carve_next; /* below it on x_carve's stack; set before it is pushed */
+    /* Objects carved so far: [0, x_carved) went to magazines, [x_carved, nobjs) are uncarved.
+     * Only grows, by compare-and-swap (swfi_carve); on a line of its own. */
+    uint64_t x_carved __attribute__((aligned(64)));
 };
 
 struct swf_cache {
@@ -173,6 +186,9 @@ struct swf_cache {
     pthread_mutex_t refill_lock;
     /* Written under refill_lock; the x_ ones are also read by stats. */
     struct swf_chunk *chunks;
+    struct swf_chunk *x_carve; /* the chunks with uncarved objects, a stack: pushed under
+                                  refill_lock, popped by carvers once carved out (chunk.c) */
+    uint64_t mag_credit;       /* magazines made for objects, not yet promised to a chunk's */
     uint64_t x_capacity;
     uint64_t x_limit;
     uint64_t x_bytes_mapped;
@@ -234,6 +250,18 @@ static inline struct swf_mag *swfi_depot_get_empty(struct swf_cache *c)
 /* Add a block of empty magazines (refill_lock held). 0 or ENOMEM (table full, or no memory). */
 int swfi_mags_make(struct swf_cache *c);
 
+/* A chunk's own blocks of magazines (zeroed and prepared, in a row at mem), room for which
+ * swfi_itable_reserve made: adopted by the table, put on the depot's empty stack in one push,
+ * and counted in the credit (refill_lock held). */
+void swfi_mags_adopt(struct swf_cache *c, void *mem, uint32_t blocks);
+
+/* Make magazines for n new objects, beyond the credit (refill_lock held): returns how many
+ * objects the credit covers, n or fewer when the magazine table is full. */
+size_t swfi_mags_cover(struct swf_cache *c, size_t n);
+
+/* n objects were mapped: take their magazines from the credit (refill_lock held). */
+void swfi_mags_promise(struct swf_cache *c, size_t n);
+
 /* Make sure at least n empty magazines are on the depot (refill_lock held); best effort. */
 void swfi_mags_reserve(struct swf_cache *c, uint64_t n);
 
@@ -252,13 +280,14 @@ struct swf_mag *swfi_mags_chain_next(struct swf_cache *c, struct swf_mag *m);
  */
 
 /* A bound thread's slow halves (ts its own state or a claimed shared one): its prev magazine,
- * then the depot, then the loose list. take returns NULL when nothing is ready for the thread. */
+ * then the depot, then uncarved objects, then the loose list. take returns NULL when nothing is
+ * ready for the thread. */
 void *swfi_take_bound(struct swf_cache *c, struct swf_tstate *ts);
 void swfi_put_bound(struct swf_cache *c, struct swf_tstate *ts, void *obj);
 
-/* A thread with no state: up to `want` objects from one depot magazine into dst (or one from the
- * loose list), returning how many; and n objects into as few magazines as have room (or the
- * loose list). O(1) per object. */
+/* A thread with no state: up to `want` objects from one depot magazine into dst (or carved, or
+ * one from the loose list), returning how many; and n objects into as few magazines as have room
+ * (or the loose list). O(1) per object. */
 uint32_t swfi_take_unbound(struct swf_cache *c, void **dst, uint32_t want);
 void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n);
 
@@ -354,10 +383,19 @@ char *swfi_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, 
 bool swfi_thp_available(void);
 
 /* Map up to `want` new objects (at least one unless the limit forbids), with their magazines
- * taken before any memory is mapped, and put them on the depot, in chunks of at most 64 MiB. 0 when
- * all `want` were added; ENOMEM (limit, system, tables) or mlock's error otherwise, having mapped
- * only memory that became ready objects, with the reason in c->map_why. refill_lock held. */
+ * made before any memory is mapped, and make them ready, uncarved, in chunks of at most 64 MiB of
+ * objects. 0 when all `want` were added; ENOMEM (limit, system, tables) or mlock's error
+ * otherwise, having mapped only memory that became ready objects (and their magazines), with the
+ * reason in c->map_why. refill_lock held. */
 int swfi_map_objects(struct swf_cache *c, size_t want);
+
+/* Carve up to `want` uncarved objects into dst, the lowest address last (a magazine hands it
+ * out first); returns how many, 0 when none is left. Lock-free: a compare-and-swap on a chunk's
+ * bump index; no system call, no allocation, and only memory prepared at grow. */
+uint32_t swfi_carve(struct swf_cache *c, void **dst, uint32_t want);
+
+/* The uncarved objects (exact when no thread is inside the cache). Lock-free. */
+uint64_t swfi_uncarved(struct swf_cache *c);
 
 /* Whether `want` more objects could ever be mapped: 0, or ENOMEM at once (the limit, the
  * magazine table, memory and swap, or RLIMIT_AS forbids it) with the reason in c->map_why.

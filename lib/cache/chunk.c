@@ -1,5 +1,5 @@
 /*
- * lib/cache/chunk.c - mapping and preparing memory for objects.
+ * lib/cache/chunk.c - mapping and preparing memory for objects, and carving objects from it.
  *
  * Memory enters a cache in chunks mapped on a blocking path and prepared there: every page is
  * made present and writable (and locked, with lock_memory), so that no lock-free path ever takes
@@ -11,17 +11,24 @@
  * goes for every other byte a lock-free path may write: magazine and thread-state blocks
  * (istack.c), the full checks' states (here), binding tables (owner.c).
  *
- * A chunk's objects go on the depot in magazines that are taken before the chunk is mapped:
- * when the magazine table is full, the chunk is made smaller (or not mapped at all) rather than
- * mapped and left unusable.
+ * A chunk's objects are not put into magazines when it is mapped: they stay uncarved, [x_carved,
+ * nobjs) of it, and the chunk goes on a stack (x_carve) that allocations carve from, a
+ * magazine's worth at a time, by compare-and-swap on x_carved (swfi_carve): so a grow costs the
+ * memory's preparation and O(chunks), not a step per object. The magazines that will hold the
+ * objects are made before the chunk is mapped (mag.c), in the chunk itself when it is a huge
+ * chunk of small objects: when the magazine table is full, the chunk is made smaller (or not
+ * mapped at all) rather than mapped and left unusable.
  */
 #include "cache/cache_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
@@ -31,10 +38,24 @@
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older headers lack the name */
 #endif
 
+#ifndef PAGEMAP_SCAN /* Linux 6.7's <linux/fs.h>; Debian 12's headers lack it */
+struct page_region {
+    uint64_t start, end, categories;
+};
+struct pm_scan_arg {
+    uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+    uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
+#define PAGE_IS_HUGE (1 << 6)
+#endif
+
 #define HUGE_PAGE        ((size_t)2 << 20)
-#define HUGE_MIN_BYTES   ((size_t)8 << 20)  /* AUTO: chunks this large get huge pages */
+#define HUGE_MIN_BYTES   ((size_t)2 << 20)  /* AUTO: this many bytes of objects get huge pages */
 #define PARALLEL_MIN     ((size_t)16 << 20) /* grow_threads: split only larger chunks */
 #define GROW_STEP_BYTES  ((size_t)64 << 20) /* swfi_map_objects maps at most this at once */
+#define MAG_BLOCK        ((size_t)1 << MAG_BLOCK_SHIFT)
+#define MAG_BLOCK_BYTES  (sizeof(struct swf_mag) << MAG_BLOCK_SHIFT)
 #define THP_ENABLED_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
 
 bool swfi_thp_available(void)
@@ -107,7 +128,41 @@ static int populate_parallel(char *base, size_t bytes, unsigned threads)
     return err;
 }
 
-/* AnonHugePages (bytes) of the mappings that overlap [base, base + bytes), from smaps. */
+/* Bytes of [base, base + bytes) that huge pages map, from the page tables: the pagemap's
+ * PAGEMAP_SCAN (Linux 6.7), a few microseconds. False where the kernel (or an emulator) lacks it.
+ */
+static bool huge_scan(const char *base, size_t bytes, uint64_t *out)
+{
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct page_region r[16];
+    memset(r, 0, sizeof(r));
+    struct pm_scan_arg a = {.size = sizeof(a),
+                            .start = (uintptr_t)base,
+                            .end = (uintptr_t)base + bytes,
+                            .vec = (uintptr_t)r,
+                            .vec_len = sizeof(r) / sizeof(r[0]),
+                            .category_mask = PAGE_IS_HUGE,
+                            .return_mask = PAGE_IS_HUGE};
+    uint64_t total = 0;
+    long n;
+    /* Runs of huge pages; when r fills up, walk_end says where to go on. */
+    while ((n = ioctl(fd, PAGEMAP_SCAN, &a)) > 0) {
+        for (long i = 0; i < n; i++)
+            total += r[i].end - r[i].start;
+        if (a.walk_end >= a.end)
+            break;
+        a.start = a.walk_end;
+    }
+    close(fd);
+    *out = total;
+    return n >= 0;
+}
+
+/* AnonHugePages (bytes) of the mappings that overlap [base, base + bytes), from smaps: where
+ * huge_scan fails, at the cost of a walk of every mapping of the process (75 us for a small one).
+ */
 static uint64_t anon_huge_bytes(const char *base, size_t bytes)
 {
     FILE *f = fopen("/proc/self/smaps", "r");
@@ -128,6 +183,9 @@ static uint64_t anon_huge_bytes(const char *base, size_t bytes)
     return total;
 }
 
+/* Whether huge_scan works here: 0 not tried yet, 1 yes, 2 no (it is tried once). */
+static uint32_t scan_works;
+
 char *swfi_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, int *err)
 {
     if (how->huge && align < HUGE_PAGE)
@@ -145,14 +203,23 @@ char *swfi_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, 
         munmap(base + bytes, (size_t)(raw + span - (base + bytes)));
     if (how->huge || how->no_huge)
         (void)madvise(base, bytes, how->huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-    uint64_t huge_before = how->huge_bytes ? anon_huge_bytes(base, bytes) : 0;
+    /* smaps counts whole mappings, which the kernel may have merged with this one: it takes a
+     * count before, unless the scan of the range alone worked before. */
+    bool scan = how->huge_bytes && swfi_load_relaxed_32(&scan_works) == 1;
+    uint64_t huge_before = how->huge_bytes && !scan ? anon_huge_bytes(base, bytes) : 0;
     /* Here, outside any read-side section, so that NOWAIT never faults. */
     *err = populate_parallel(base, bytes, how->threads);
     if (*err == 0 && how->lock && mlock(base, bytes) != 0)
         *err = errno == EPERM ? EPERM : ENOMEM;
     if (*err == 0 && how->huge_bytes) {
-        uint64_t after = anon_huge_bytes(base, bytes);
-        uint64_t got = after > huge_before ? after - huge_before : 0;
+        uint64_t got;
+        if (swfi_load_relaxed_32(&scan_works) != 2 && huge_scan(base, bytes, &got)) {
+            swfi_store_relaxed_32(&scan_works, 1);
+        } else {
+            swfi_store_relaxed_32(&scan_works, 2);
+            uint64_t after = anon_huge_bytes(base, bytes);
+            got = after > huge_before ? after - huge_before : 0;
+        }
         *how->huge_bytes = got < bytes ? got : bytes;
     }
     if (*err != 0) {
@@ -174,32 +241,73 @@ static size_t allowed_by_limit(struct swf_cache *c, size_t want)
     return limit - capacity < want ? (size_t)(limit - capacity) : want;
 }
 
-/* Map a chunk for up to `nobjs` objects, with its full checks' states, and enter it in the
- * process-wide map; NULL and *err on failure. */
-static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
-{
+/* How a chunk is laid out: nobjs objects from its base, mag_blocks blocks of magazines from
+ * mag_off (the end), bytes in all; huge: 2 MiB-aligned, MADV_HUGEPAGE. */
+struct layout {
+    size_t nobjs;
+    size_t mag_off;
     size_t bytes;
-    *err = ENOMEM;
-    if (swfi_mul_overflows(nobjs, c->stride, &bytes) || !swfi_round_up(bytes, CHUNK_ALIGN, &bytes))
-        return NULL;
-    struct swf_chunk *ch = calloc(1, sizeof(*ch));
-    if (ch == NULL)
-        return NULL;
-    bool huge = c->huge_pages == SWF_HUGE_PAGES_REQUIRED ||
-                (c->huge_pages == SWF_HUGE_PAGES_AUTO &&
-                 (c->stride >= 4096 || bytes >= HUGE_MIN_BYTES) && swfi_thp_available());
-    if (huge && !swfi_round_up(bytes, HUGE_PAGE, &bytes)) {
-        free(ch);
-        return NULL;
+    uint32_t mag_blocks;
+    bool huge;
+};
+
+/* The layout of a chunk for at least n objects (false on overflow). Memory comes in whole units,
+ * whose slack holds objects too: 64 KiB units (CHUNK_ALIGN), rounded up to huge pages for a huge
+ * chunk. With own_mags, a huge chunk that needs a block of magazines or more holds its own
+ * (mag.c adopts them), and its objects fill the rest of its huge pages: the magazines then share
+ * the chunk's huge pages and its one preparation, where a block made apart costs a page fault per
+ * 4 KiB. The caller clamps nobjs to the limit. */
+static bool plan(struct swf_cache *c, size_t n, bool own_mags, struct layout *l)
+{
+    size_t obj_bytes, units;
+    if (swfi_mul_overflows(n, c->stride, &obj_bytes) ||
+        !swfi_round_up(obj_bytes, CHUNK_ALIGN, &units))
+        return false;
+    l->huge = c->huge_pages == SWF_HUGE_PAGES_REQUIRED ||
+              (c->huge_pages == SWF_HUGE_PAGES_AUTO &&
+               (c->stride >= 4096 || obj_bytes >= HUGE_MIN_BYTES) && swfi_thp_available());
+    size_t mags = (n + MAG_CAP - 1) / MAG_CAP;
+    l->mag_blocks = 0;
+    if (!own_mags || !l->huge || mags < MAG_BLOCK) {
+        l->nobjs = units / c->stride;
+        if (!swfi_round_up(units, l->huge ? HUGE_PAGE : CHUNK_ALIGN, &l->bytes))
+            return false;
+        l->mag_off = l->bytes;
+        return true;
     }
+    l->mag_blocks = (uint32_t)((mags + MAG_BLOCK - 1) / MAG_BLOCK);
+    size_t obj_end;
+    if (!swfi_round_up(obj_bytes, 64, &obj_end) ||
+        !swfi_round_up(obj_end + (size_t)l->mag_blocks * MAG_BLOCK_BYTES, HUGE_PAGE, &l->bytes))
+        return false;
+    /* Fill the huge pages: as many objects as fit beside the blocks that hold them. */
+    for (;;) {
+        l->nobjs = (l->bytes - (size_t)l->mag_blocks * MAG_BLOCK_BYTES) / c->stride;
+        if (l->nobjs <= (size_t)l->mag_blocks * MAG_BLOCK * MAG_CAP)
+            break;
+        l->mag_blocks++;
+    }
+    l->mag_off = l->bytes - (size_t)l->mag_blocks * MAG_BLOCK_BYTES; /* a multiple of 64 */
+    return true;
+}
+
+/* Map a chunk as laid out, with its full checks' states, and enter it in the process-wide map;
+ * NULL and *err on failure. */
+static struct swf_chunk *chunk_map(struct swf_cache *c, const struct layout *l, int *err)
+{
+    *err = ENOMEM;
+    struct swf_chunk *ch;
+    if (posix_memalign((void **)&ch, 64, sizeof(*ch)) != 0) /* x_carved on a line of its own */
+        return NULL;
+    memset(ch, 0, sizeof(*ch));
     struct swf_prep how = {.lock = c->lock_memory,
-                           .huge = huge,
+                           .huge = l->huge,
                            .no_huge = c->huge_pages == SWF_HUGE_PAGES_OFF,
                            .threads = c->grow_threads,
-                           .huge_bytes = huge ? &ch->huge_bytes : NULL};
-    ch->base = swfi_map_prepared(bytes, CHUNK_ALIGN, &how, err);
+                           .huge_bytes = l->huge ? &ch->huge_bytes : NULL};
+    ch->base = swfi_map_prepared(l->bytes, CHUNK_ALIGN, &how, err);
     if (ch->base != NULL && c->huge_pages == SWF_HUGE_PAGES_REQUIRED && ch->huge_bytes == 0) {
-        munmap(ch->base, bytes); /* huge pages were required and the kernel gave none */
+        munmap(ch->base, l->bytes); /* huge pages were required and the kernel gave none */
         ch->base = NULL;
         *err = ENOMEM;
         c->map_why = "huge pages are required and the kernel gave none";
@@ -208,12 +316,12 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
         free(ch);
         return NULL;
     }
-    ch->map_bytes = bytes;
-    ch->nobjs = nobjs;
+    ch->map_bytes = l->bytes;
+    ch->nobjs = l->nobjs;
     ch->cache = c;
     if (c->checks) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        ch->state_bytes = (nobjs + page - 1) & ~(page - 1);
+        ch->state_bytes = (ch->nobjs + page - 1) & ~(page - 1);
         struct swf_prep small = {.lock = c->lock_memory, .threads = 1};
         ch->state = (uint8_t *)swfi_map_prepared(ch->state_bytes, page, &small, err);
     }
@@ -229,6 +337,42 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
     return ch;
 }
 
+/* The layout for up to `allowed` objects, and magazines to hold them, made before any memory is
+ * mapped: room in the table for the chunk's own blocks, or else blocks made apart (mag.c's
+ * credit); *short_of_mags when the table is full and the layout shrank to what it can hold.
+ * False when not one object can be had. */
+static bool plan_with_mags(struct swf_cache *c, size_t allowed, struct layout *l,
+                           bool *short_of_mags)
+{
+    *short_of_mags = false;
+    if (!plan(c, allowed, true, l))
+        return false;
+    l->nobjs = allowed_by_limit(c, l->nobjs); /* the slack's objects, within the limit */
+    if (l->mag_blocks && swfi_itable_reserve(&c->mags, l->mag_blocks) == 0)
+        return true;
+    if (l->mag_blocks && !plan(c, allowed, false, l))
+        return false;
+    l->nobjs = allowed_by_limit(c, l->nobjs);
+    size_t held = swfi_mags_cover(c, l->nobjs);
+    if (held >= l->nobjs)
+        return true;
+    *short_of_mags = true; /* the magazine table is full: map only what it can hold */
+    if (held == 0 || !plan(c, held, false, l))
+        return false;
+    l->nobjs = allowed_by_limit(c, l->nobjs < held ? l->nobjs : held);
+    return true;
+}
+
+/* Make ch's objects ready: uncarved, on the stack of chunks that allocations carve from. */
+static void carve_push(struct swf_cache *c, struct swf_chunk *ch)
+{
+    struct swf_chunk *top = swfi_load_relaxed_ptr((void *const *)&c->x_carve);
+    do
+        ch->carve_next = top;
+    /* Release: the chunk's fields reach the carver that acquires it. */
+    while (!swfi_cas_acq_rel_ptr((void **)&c->x_carve, (void **)&top, ch));
+}
+
 /* One step of swfi_map_objects: one chunk of up to `want` objects. */
 static int map_step(struct swf_cache *c, size_t want)
 {
@@ -236,27 +380,24 @@ static int map_step(struct swf_cache *c, size_t want)
     c->map_why = "the cache's limit is reached";
     if (allowed == 0)
         return ENOMEM;
-    /* Whole CHUNK_ALIGN units: the rounding slack holds objects too, within the limit. */
-    size_t bytes;
-    if (!swfi_mul_overflows(allowed, c->stride, &bytes) &&
-        swfi_round_up(bytes, CHUNK_ALIGN, &bytes))
-        allowed = allowed_by_limit(c, bytes / c->stride);
-
-    struct swf_mag *mags;
-    size_t nmags = swfi_mags_take_chain(c, (allowed + MAG_CAP - 1) / MAG_CAP, true, &mags);
-    bool short_of_mags = nmags * MAG_CAP < allowed;
-    if (short_of_mags)
-        allowed = nmags * MAG_CAP; /* the magazine table is full: map only what it can hold */
+    struct layout l;
+    bool short_of_mags;
     int err = ENOMEM;
-    struct swf_chunk *ch = allowed ? chunk_map(c, allowed, &err) : NULL;
+    struct swf_chunk *ch = NULL;
+    if (plan_with_mags(c, allowed, &l, &short_of_mags))
+        ch = chunk_map(c, &l, &err);
     if (ch == NULL) {
-        swfi_mags_put_chain(c, mags);
-        c->map_why = allowed == 0     ? "the magazine table is full (4M magazines)"
+        c->map_why = short_of_mags    ? "the magazine table is full (4M magazines)"
                      : err == EPERM   ? "mlock was refused (lock_memory)"
                      : c->lock_memory ? "the system refused memory, or mlock did"
                                       : "the system refused memory";
         return err;
     }
+    if (l.mag_blocks)
+        swfi_mags_adopt(c, ch->base + l.mag_off, l.mag_blocks);
+    /* The objects stay uncarved until allocations carve them, into magazines of their own: the
+     * magazines made for them wait empty on the depot for the frees that will need the room. */
+    swfi_mags_promise(c, ch->nobjs);
     ch->next = c->chunks;
     c->chunks = ch;
     swfi_store_relaxed_64(&c->x_chunks, swfi_load_relaxed_64(&c->x_chunks) + 1);
@@ -264,18 +405,51 @@ static int map_step(struct swf_cache *c, size_t want)
                           swfi_load_relaxed_64(&c->x_bytes_mapped) + ch->map_bytes);
     swfi_store_relaxed_64(&c->x_huge_bytes,
                           swfi_load_relaxed_64(&c->x_huge_bytes) + ch->huge_bytes);
-
-    size_t placed = 0;
-    for (struct swf_mag *m = mags, *next; m != NULL; m = next) {
-        next = swfi_mags_chain_next(c, m);
-        while (m->pub.n < MAG_CAP && placed < ch->nobjs)
-            m->pub.obj[m->pub.n++] = ch->base + placed++ * c->stride;
-        swfi_store_relaxed_64(&c->x_capacity, swfi_load_relaxed_64(&c->x_capacity) + m->pub.n);
-        swfi_depot_put(c, m);
-    }
+    swfi_store_relaxed_64(&c->x_capacity, swfi_load_relaxed_64(&c->x_capacity) + ch->nobjs);
+    carve_push(c, ch);
     if (short_of_mags)
         c->map_why = "the magazine table is full (4M magazines)";
-    return placed >= want ? 0 : ENOMEM;
+    return ch->nobjs >= want ? 0 : ENOMEM;
+}
+
+/* ---- carving -------------------------------------------------------------------------------- */
+
+uint32_t swfi_carve(struct swf_cache *c, void **dst, uint32_t want)
+{
+    /* Acquire pairs with carve_push's release: the chunk's fields are set. */
+    struct swf_chunk *ch = swfi_load_acquire_ptr((void *const *)&c->x_carve);
+    while (ch != NULL) {
+        uint64_t k = swfi_load_relaxed_64(&ch->x_carved);
+        while (k < ch->nobjs) {
+            uint64_t take = ch->nobjs - k < want ? ch->nobjs - k : want;
+            if (swfi_cas_acq_rel_64(&ch->x_carved, &k, k + take)) {
+                /* The last entry is the lowest address: a magazine hands it out first. Each
+                 * object's first line is fetched for writing now, while the run is handed out
+                 * in the next calls: a single allocation writes there (its first 8 bytes). */
+                char *p = ch->base + k * c->stride;
+                for (uint32_t i = (uint32_t)take; i-- > 0; p += c->stride) {
+                    dst[i] = p;
+                    __builtin_prefetch(p, 1);
+                }
+                return (uint32_t)take;
+            }
+        }
+        /* Carved out for good (x_carved only grows): off the stack, unless another carver took
+         * it off first. A chunk is pushed once and popped once: no ABA. */
+        struct swf_chunk *seen = ch;
+        (void)swfi_cas_acq_rel_ptr((void **)&c->x_carve, (void **)&seen, ch->carve_next);
+        ch = swfi_load_acquire_ptr((void *const *)&c->x_carve);
+    }
+    return 0;
+}
+
+uint64_t swfi_uncarved(struct swf_cache *c)
+{
+    uint64_t n = 0;
+    for (struct swf_chunk *ch = swfi_load_acquire_ptr((void *const *)&c->x_carve); ch != NULL;
+         ch = ch->carve_next)
+        n += ch->nobjs - swfi_load_relaxed_64(&ch->x_carved);
+    return n;
 }
 
 int swfi_map_objects(struct swf_cache *c, size_t want)
@@ -294,14 +468,15 @@ int swfi_map_objects(struct swf_cache *c, size_t want)
     }
 }
 
-/* The objects the magazine table can still take: its unmade magazines and its empty ones. */
+/* The objects the magazine table can still take: its unmade magazines and those made for
+ * objects that no chunk has been promised yet (mag.c's credit). */
 static uint64_t table_room(struct swf_cache *c)
 {
     uint64_t most = (uint64_t)MAG_BLOCKS_MAX << MAG_BLOCK_SHIFT;
     if (most > SWF_ISTACK_NODES_MAX)
         most = SWF_ISTACK_NODES_MAX;
     uint64_t made = swfi_load_relaxed_32(&c->mags.x_count);
-    return (most - made + swfi_load_relaxed_64(&c->x_empty_mags)) * MAG_CAP;
+    return (most - made + c->mag_credit) * MAG_CAP;
 }
 
 /* The most bytes one process can have: physical memory and swap, and RLIMIT_AS when lower. */

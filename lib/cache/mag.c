@@ -4,6 +4,13 @@
  * Magazines are made only on the blocking paths (refill_lock held), in blocks of 64, and live
  * until the cache is destroyed; new ones go on the depot's empty stack. The policy (policy.c)
  * makes them when spreading the loose list finds no empty one.
+ *
+ * A grow makes magazines for the objects it maps, before it maps them, so that every ready object
+ * has room in one: a magazine per SWF_CACHE_MAGAZINE objects of every chunk, counted in
+ * mag_credit (made for objects, not yet promised to a chunk's) so that blocks of 64 serve several
+ * small chunks and none is counted twice. The objects themselves stay uncarved in their chunk
+ * until allocations carve them (chunk.c), so these magazines wait empty on the depot for the
+ * frees. A chunk of small objects on huge pages holds its own blocks, which the table adopts.
  */
 #include "cache/cache_internal.h"
 
@@ -21,6 +28,40 @@ int swfi_mags_make(struct swf_cache *c)
         swfi_depot_put(c, m);
     }
     return 0;
+}
+
+void swfi_mags_adopt(struct swf_cache *c, void *mem, uint32_t blocks)
+{
+    struct swf_mag *m = mem; /* blocks of zeroed, prepared nodes, one after another */
+    uint32_t first = UINT32_MAX, count = blocks << MAG_BLOCK_SHIFT;
+    for (uint32_t b = 0; b < blocks; b++) {
+        uint32_t i = swfi_itable_adopt(&c->mags, m + ((size_t)b << MAG_BLOCK_SHIFT));
+        if (first == UINT32_MAX)
+            first = i; /* the table grows only here and under refill_lock: indices follow on */
+    }
+    /* One private chain, pushed in one compare-and-swap: the last link is the push's. */
+    for (uint32_t k = 0; k < count; k++) {
+        m[k].index = first + k;
+        m[k].cache = c;
+        swfi_store_relaxed_32(&m[k].pub.x_link_, first + k + 2); /* the next one's index + 1 */
+    }
+    c->mag_credit += count;
+    swfi_fetch_add_relaxed_64(&c->x_empty_mags, count);
+    swfi_istack_push_chain(&c->empty, &c->mags, first, first + count - 1);
+}
+
+size_t swfi_mags_cover(struct swf_cache *c, size_t n)
+{
+    uint64_t need = (n + MAG_CAP - 1) / MAG_CAP;
+    while (c->mag_credit < need && swfi_mags_make(c) == 0)
+        c->mag_credit += 1u << MAG_BLOCK_SHIFT;
+    return c->mag_credit >= need ? n : (size_t)c->mag_credit * MAG_CAP;
+}
+
+void swfi_mags_promise(struct swf_cache *c, size_t n)
+{
+    uint64_t need = (n + MAG_CAP - 1) / MAG_CAP;
+    c->mag_credit -= need < c->mag_credit ? need : c->mag_credit;
 }
 
 void swfi_mags_reserve(struct swf_cache *c, uint64_t n)

@@ -2,19 +2,30 @@
  * lib/cache/policy.c - where an allocation finds a free object, and where a free puts one: the
  * whole order, top to bottom, in this file. The places themselves know nothing of each other:
  * magazines and the depot's stacks (cache_internal.h), the loose list (loose.c), the shared
- * states (tstate.c), new memory (chunk.c).
+ * states (tstate.c), new memory and the chunks it is carved from (chunk.c).
  *
  * An allocation by a thread bound to the cache (its own thread state, or a shared state claimed
  * for the call) looks, in order:
  *   1. its loaded magazine (cache.h's inline path, or the library's fast path);
  *   2. its prev magazine                                     (take_bound)
  *   3. a magazine from the depot, full ones first            (take_bound)
- *   4. the loose list, taken whole                           (take_bound, loose_fill)
- *   5. the other shared states' magazines                    (swfi_take_shared)
- *   6. WAIT only, under refill_lock: new memory, then 1-4    (cache.c, alloc_wait)
- *   7. WAIT only, when mapping failed: 5, waiting out claims (cache.c, alloc_wait)
+ *   4. uncarved objects, a magazine's worth carved into its
+ *      empty loaded magazine                                 (take_bound, swfi_carve)
+ *   5. the loose list, taken whole                           (take_bound, loose_fill)
+ *   6. the other shared states' magazines                    (swfi_take_shared)
+ *   7. WAIT only, under refill_lock: new memory, then 1-5    (cache.c, alloc_wait)
+ *   8. WAIT only, when mapping failed: 6, waiting out claims (cache.c, alloc_wait)
  * A thread with no state at all takes one object straight from a depot magazine (partial ones
- * first, so that full ones stay whole for bound threads), then the loose list, then 5.
+ * first, so that full ones stay whole for bound threads), then carves what it asked for (one
+ * object, or a magazine's worth for a bulk allocation) straight into its hands, then the loose
+ * list, then 6.
+ *
+ * Why carving comes after the depot and before the loose list: objects on the depot were freed,
+ * so their cache lines may still be warm, and taking them keeps the memory in use compact;
+ * carving costs one compare-and-swap per magazine's worth and reads no object, where the loose
+ * list costs an exchange, a walk through every object's first word (a cache miss each) and the
+ * spreading of what is left into magazines. The loose list holds objects only when no magazine
+ * had room, and the blocking paths put it back into magazines, so it waits little for it.
  *
  * A free by a bound thread puts the object, in order:
  *   1. into its loaded magazine; 2. its prev, when that has room (the two swap);
@@ -23,8 +34,8 @@
  * A thread with no state puts it into a partial depot magazine, else an empty one, else the
  * loose list. A loose list taken whole is spread into empty magazines, so nobody walks it twice.
  *
- * Every step is lock-free (the stacks' CAS, the loose list's exchange), O(1) per object save the
- * spreading of a loose list, which moves each object once.
+ * Every step is lock-free (the stacks' CAS, the bump index's CAS, the loose list's exchange), O(1)
+ * per object save the spreading of a loose list, which moves each object once.
  */
 #include "cache/cache_internal.h"
 
@@ -97,7 +108,8 @@ void *swfi_take_bound(struct swf_cache *c, struct swf_tstate *ts)
             swfi_depot_put(c, prev);
             prev = loaded;
             loaded = got;
-        } else if (loose_fill(c, loaded, MAG_CAP) == 0) {
+        } else if ((loaded->pub.n = swfi_carve(c, loaded->pub.obj, MAG_CAP)) == 0 &&
+                   loose_fill(c, loaded, MAG_CAP) == 0) {
             swfi_ts_set(ts, loaded, prev);
             return NULL;
         }
@@ -148,7 +160,7 @@ void *swfi_take_shared(struct swf_cache *c, struct swf_tstate *held, bool wait)
     return NULL;
 }
 
-/* ---- a thread with no state: single objects through the depot ------------------------------- */
+/* ---- a thread with no state: single objects through the depot, or carved ------------------- */
 
 uint32_t swfi_take_unbound(struct swf_cache *c, void **dst, uint32_t want)
 {
@@ -156,6 +168,9 @@ uint32_t swfi_take_unbound(struct swf_cache *c, void **dst, uint32_t want)
     if (i == UINT32_MAX)
         i = swfi_istack_pop(&c->full, &c->mags);
     if (i == UINT32_MAX) {
+        uint32_t k = swfi_carve(c, dst, want);
+        if (k > 0)
+            return k;
         struct swf_mag one;
         one.pub.n = 0;
         if (loose_fill(c, &one, 1) == 0)

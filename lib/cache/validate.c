@@ -93,6 +93,24 @@ static uint64_t loose_objs(struct swf_cache *c, const char *fn)
     return objs;
 }
 
+/* The uncarved objects of every chunk: on the carve stack exactly the chunks that have some, each
+ * uncarved object untouched since the kernel zeroed it (first word 0). */
+static uint64_t uncarved_objs(struct swf_cache *c, const char *fn)
+{
+    uint64_t all = 0;
+    for (const struct swf_chunk *ch = c->chunks; ch != NULL; ch = ch->next)
+        for (uint64_t i = ch->x_carved; i < ch->nobjs; i++) {
+            uint64_t word;
+            memcpy(&word, ch->base + i * c->stride, sizeof(word));
+            if (word != 0)
+                swfi_die(fn, "cache '%s' is inconsistent: uncarved object %p was written", c->name,
+                         (void *)(ch->base + i * c->stride));
+            all++;
+        }
+    expect(c, fn, "uncarved objects (all chunks against the carve stack's)", all, swfi_uncarved(c));
+    return all;
+}
+
 static void count_states(const struct swf_cache *c, struct tally *t)
 {
     for (const struct swf_chunk *ch = c->chunks; ch != NULL; ch = ch->next)
@@ -119,9 +137,9 @@ void swfi_cache_validate(struct swf_cache *c, const char *fn)
     expect(c, fn, "empty magazines (walked against x_empty_mags)", empty_mags, c->x_empty_mags);
     uint64_t loose = loose_objs(c, fn);
     expect(c, fn, "loose objects (walked against x_loose_objs)", loose, c->x_loose_objs);
-    t.objs = thread_state_objs(c, fn) + depot + loose;
-    expect(c, fn, "ready objects (magazines + depot + loose against capacity - alive)", t.objs,
-           s.capacity - s.alive);
+    t.objs = thread_state_objs(c, fn) + depot + loose + uncarved_objs(c, fn);
+    expect(c, fn, "ready objects (magazines + depot + loose + uncarved against capacity - alive)",
+           t.objs, s.capacity - s.alive);
     count_states(c, &t);
     expect(c, fn, "objects in state FREE (against ready)", t.state_free, t.objs);
     expect(c, fn, "objects in state DEFERRED (against deferred frees pending)", t.state_deferred,

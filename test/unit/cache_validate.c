@@ -6,9 +6,9 @@
  *     is destroyed without complaint;
  *   - unsound, each in a child that corrupts one thing and destroys the cache: a counter of the
  *     depot, of the loose list or of the capacity off by one, a foreign pointer in a thread's
- *     magazine, an object's state byte, a magazine that claims more than it can hold (caught when
- *     it is moved to the depot, not at destroy). Each child must abort with the line that names
- *     the equation;
+ *     magazine, an object's state byte, an uncarved object written to, a magazine that claims
+ *     more than it can hold (caught when it is moved to the depot, not at destroy). Each child must
+ * abort with the line that names the equation;
  *   - without the full checks, destroy does not validate (a corrupt counter goes unseen).
  * Built from the library's sources, to reach its structures.
  */
@@ -72,14 +72,15 @@ static void use_everywhere(struct swf_cache *c)
     swf_cache_quiesce(c, &rec);
 }
 
-enum corruption { DEPOT, LOOSE, CAPACITY, FOREIGN, STATE, OVERFULL, NCORRUPTIONS };
+enum corruption { DEPOT, LOOSE, CAPACITY, FOREIGN, STATE, OVERFULL, UNCARVED, NCORRUPTIONS };
 static const char *const expected[NCORRUPTIONS] = {
     [DEPOT] = "objects on the depot (walked against x_depot_objs)",
     [LOOSE] = "loose objects (walked against x_loose_objs)",
-    [CAPACITY] = "ready objects (magazines + depot + loose against capacity - alive)",
+    [CAPACITY] = "ready objects (magazines + depot + loose + uncarved against capacity - alive)",
     [FOREIGN] = "in a magazine is not one of its objects",
     [STATE] = "in a magazine is in state 1, not free",
     [OVERFULL] = "swfi_depot_put: cache 'books' is inconsistent: a magazine holds 61 objects",
+    [UNCARVED] = "is inconsistent: uncarved object",
 };
 
 static void corrupt(struct swf_cache *c, enum corruption what)
@@ -108,6 +109,9 @@ static void corrupt(struct swf_cache *c, enum corruption what)
     case OVERFULL:
         m->pub.n = MAG_CAP + 1;
         swfi_tstate_release(c, ts); /* its magazines go to the depot */
+        break;
+    case UNCARVED: /* the last object of the first chunk: never carved by this test's use */
+        memset(c->chunks->base + (c->chunks->nobjs - 1) * c->stride, 0xa5, 8);
         break;
     default:
         break;
