@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run_live.sh - the live family (bench_live, bench/LIVE.md): requests served while a
+# bench/run_live.sh - the live family (bench_live, bench/README.md, live): requests served while a
 # feature is switched on and off. bench/run --live runs this; it also runs alone.
 #
 # Usage: bench/run_live.sh [--quick] [--build-dir=DIR] [--out=DIR] [bench_live flags...]

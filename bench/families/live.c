@@ -47,7 +47,7 @@
  * during it (it waited on the run queue, slept, faulted, or none of these), and whether it ended
  * while the grow was running (before the first object's init) or during the sweep; likewise the
  * writer's operations above 1 ms. JSON to --json, a
- * Markdown table to stdout; bench/live_plot.py draws the windows' p99 (bench/LIVE.md).
+ * Markdown table to stdout; bench/live_plot.py draws the windows' p99 (bench/README.md, live).
  *
  * Usage: bench_live [--smoke] [--n=100k,1M] [--sizes=64,4096] [--reps=3] [--big-reps=1]
  *                   [--variants=a,b] [--workers=1] [--idle-ms=500] [--on-ms=200]
@@ -57,7 +57,7 @@
  *   --smoke   N = 2000, 64 B, one repetition, short phases; exits 1 unless every variant
  *             served requests, made writer operations, filled every member on activation and
  *             emptied every one on deactivation (the bench suite's test)
- *   --pin     workers on CPU 0, writer and activator on CPU 1 (an experiment: see LIVE.md)
+ *   --pin     workers on CPU 0, writer and activator on CPU 1 (an experiment: see bench/README.md, live)
  *   --huge-pages=off   sweepfill's caches without transparent huge pages (an experiment)
  *   --grow-first  sweepfill's caches grown (swf_cache_grow) before the service starts, so that
  *             the activation is the sweep alone (an experiment)
@@ -134,7 +134,7 @@ static struct {
 
 /* Why a request or a writer operation was slow, in this order: it waited on the run queue for at
  * least half of its time (schedstat); the thread slept (a voluntary switch); it took a page fault;
- * none of these - nothing the guest kernel shows (see LIVE.md). */
+ * none of these - nothing the guest kernel shows (see bench/README.md, live). */
 enum { SLOW_WAITED, SLOW_SLEPT, SLOW_FAULTED, SLOW_OTHER, NSLOWKIND };
 
 struct lresult {
