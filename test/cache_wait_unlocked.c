@@ -40,11 +40,11 @@ int main(void)
 
     /* The claimer: pair 0 holds o[0] and is in use by a thread that does not run. */
     struct swf_tstate *pair = c->shared[0];
-    swf_store_relaxed_32(&pair->x_claim, 1);
-    swf_debug_transition(c, "swf_cache_free", o[0], OBJ_ALLOC, OBJ_FREE);
+    swfi_store_relaxed_32(&pair->x_claim, 1);
+    swfi_debug_transition(c, "swf_cache_free", o[0], OBJ_ALLOC, OBJ_FREE);
     struct swf_magazine_ *m = pair->pub.loaded;
     m->obj[m->n++] = o[0];
-    swf_fetch_add_relaxed_64(&c->x_frees, 1); /* as the claimer's free counts it */
+    swfi_fetch_add_relaxed_64(&c->x_frees, 1); /* as the claimer's free counts it */
 
     pthread_t w;
     pthread_create(&w, NULL, waiter, NULL);
@@ -59,7 +59,7 @@ int main(void)
         }
     }
     ok(free_lock, "while the WAIT allocation waits for the claimer, the refill lock is free");
-    swf_store_release_32(&pair->x_claim, 0); /* the claimer runs and lets go */
+    swfi_store_release_32(&pair->x_claim, 0); /* the claimer runs and lets go */
     void *got;
     pthread_join(w, &got);
     ok(got == o[0], "then the WAIT allocation returns the pair's object");

@@ -10,7 +10,9 @@ every lib/**/*.c and *.h and fails (TAP `not ok`, one point per file) on:
   - an #include of a public header (include/sweepfill) that belongs to a higher layer (the map
     below; a public header not in the map is reported, not checked);
   - a use of a function or variable that a file of a higher layer defines (its non-static
-    swf_ definitions at file scope), by name, outside comments and strings.
+    swfi_ and swf_ definitions at file scope), by name, outside comments and strings;
+  - a file-scope definition named swf_ that no public header names: swf_ is the public prefix,
+    and a function or variable that lib/ files share among themselves is named swfi_.
 Each point says what the file includes and which other files' names it uses, by layer.
 --self-test runs the check on a small tree with one of each violation and fails unless each is
 found (and a clean tree passes).
@@ -44,12 +46,12 @@ PUBLIC = {
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 # File-scope definitions in clang-formatted C: they start in column 0. A function: a name, a
 # parameter list, a body; a variable: a name, then an initialiser or the end of the statement.
-FUNC_DEF = re.compile(r"^(?!static\b|extern\b|typedef\b)[A-Za-z_][\w \t*]*?\b(swf_\w+)[ \t]*"
+FUNC_DEF = re.compile(r"^(?!static\b|extern\b|typedef\b)[A-Za-z_][\w \t*]*?\b(swfi?_\w+)[ \t]*"
                       r"\([^;{}]*\)[ \t\n]*(?:__attribute__\(\(.*?\)\)[ \t\n]*)?\{", re.M)
 VAR_DEF = re.compile(r"^(?!static\b|extern\b|typedef\b|#|struct \w+ \{|union\b|enum\b)"
-                     r"[A-Za-z_][\w \t*]*?\b(swf_\w+)[ \t]*(?:\[[^\]]*\][ \t]*)?"
+                     r"[A-Za-z_][\w \t*]*?\b(swfi?_\w+)[ \t]*(?:\[[^\]]*\][ \t]*)?"
                      r"(?:__attribute__\(\(.*?\)\)[ \t]*)?[=;]", re.M)
-NAME = re.compile(r"\bswf_\w+\b")
+NAME = re.compile(r"\bswfi?_\w+\b")
 
 
 def strip(text):
@@ -81,6 +83,11 @@ def check(root):
         with open(os.path.join(root, f), encoding="utf-8") as fh:
             texts[f] = fh.read()
     stripped = {f: strip(t) for f, t in texts.items()}
+    public = set()  # every swf_ name the public headers mention
+    inc_dir = os.path.join(root, "include", "sweepfill")
+    for n in os.listdir(inc_dir) if os.path.isdir(inc_dir) else []:
+        with open(os.path.join(inc_dir, n), encoding="utf-8") as fh:
+            public.update(NAME.findall(fh.read()))
     defined = {}  # name -> defining file
     for f in files:
         if f.endswith(".c"):
@@ -112,6 +119,9 @@ def check(root):
             seen.append(f"{inc} ({target})")
             if LAYERS.index(target) > rank:
                 bad.append(f'#include "{inc}": {target} is above {lay}')
+        for name, home in sorted(defined.items()):
+            if home == f and name.startswith("swf_") and name not in public:
+                bad.append(f"defines {name}, which no public header names (internal: swfi_)")
         uses = {}
         for name in sorted(set(NAME.findall(stripped[f]))):
             home = defined.get(name)
@@ -139,22 +149,26 @@ def tap(results):
 
 
 FIXTURE = {
-    "lib/base/low.h": "int swf_low(void);\n",
-    "lib/base/low.c": '#include "base/low.h"\nint swf_low(void)\n{\n    return 0;\n}\n',
-    "lib/base/up_call.c": ("/* swf_high() named in a comment does not count */\n"
-                           "int swf_high(void);\nint up(void)\n{\n    return swf_high();\n}\n"),
-    "lib/base/up_var.c": "extern int swf_high_var;\nint f(void)\n{\n    return swf_high_var;\n}\n",
+    "lib/base/low.h": "int swfi_low(void);\n",
+    "lib/base/low.c": '#include "base/low.h"\nint swfi_low(void)\n{\n    return 0;\n}\n',
+    "lib/base/up_call.c": ("/* swfi_high() named in a comment does not count */\n"
+                           "int swfi_high(void);\nint up(void)\n{\n    return swfi_high();\n}\n"),
+    "lib/base/up_var.c": "extern int swfi_high_var;\nint f(void)\n{\n    return swfi_high_var;\n}\n",
     "lib/base/up_include.c": '#include "cache/high.h"\n',
     "lib/base/up_public.c": '#include "sweepfill/cache.h"\n',
     "lib/base/bare.c": '#include "low.h"\n',
-    "lib/cache/high.h": '#include "base/low.h"\nint swf_high(void);\n',
+    "lib/cache/high.h": '#include "base/low.h"\nint swfi_high(void);\n',
     "lib/cache/high.c": ('#include "cache/high.h"\n#include "sweepfill/cache.h"\n'
-                         "int swf_high_var = 1;\n\n"
-                         "int swf_high(void)\n{\n    return swf_low();\n}\n"),
+                         "int swfi_high_var = 1;\n\n"
+                         "int swfi_high(void)\n{\n    return swfi_low();\n}\n"),
     "lib/stray.c": "int x;\n",
+    "lib/base/public.c": "int swf_api(void)\n{\n    return 0;\n}\n",
+    "lib/base/misnamed.c": "int swf_secret(void)\n{\n    return 0;\n}\n",
+    "include/sweepfill/api.h": "int swf_api(void);\n",
 }
 FIXTURE_BAD = {"lib/base/up_call.c", "lib/base/up_var.c", "lib/base/up_include.c",
-               "lib/base/up_public.c", "lib/base/bare.c", "lib/stray.c"}
+               "lib/base/up_public.c", "lib/base/bare.c", "lib/stray.c",
+               "lib/base/misnamed.c"}
 
 
 def self_test():
@@ -170,7 +184,7 @@ def self_test():
             want = f not in FIXTURE_BAD
             results.append((ok == want, f"{f}: {'passes' if ok else 'fails'} "
                             f"({'as it should' if ok == want else 'WRONG'}): {msg}"))
-        results.append((len(found) == len(FIXTURE), f"{len(found)} files checked"))
+        results.append((len(found) == len([f for f in FIXTURE if f.startswith("lib/")]), f"{len(found)} files checked"))
     return tap(results)
 
 

@@ -82,7 +82,7 @@ static void free_tracked(struct tracked *t)
     free(t);
     /* rcu_barrier waits for this to have run, through liburcu's own synchronisation, which
      * ThreadSanitizer cannot see: urcu_drain acquires what this releases. */
-    swf_tsan_release(&members_freed);
+    swfi_tsan_release(&members_freed);
 }
 
 /* swf_pin_retire's free_fn. */
@@ -150,7 +150,7 @@ static void epoch_read_lock(void)
 
 static void epoch_read_unlock(void)
 {
-    swf_tsan_release(&epoch); /* see lib/base/tsan.h */
+    swfi_tsan_release(&epoch); /* see lib/base/tsan.h */
     ck_epoch_end(trec, NULL);
 }
 
@@ -162,7 +162,7 @@ static void epoch_guard(struct swf_guard *g)
 static void epoch_synchronize(void)
 {
     ck_epoch_synchronize(trec);
-    swf_tsan_acquire(&epoch);
+    swfi_tsan_acquire(&epoch);
 }
 
 /* ---- the writer's private view ------------------------------------------------------------- */
@@ -189,7 +189,7 @@ static struct tracked *new_member(struct writer_state *w)
     __atomic_store_n(&t->added_at, UINT64_MAX, __ATOMIC_RELAXED); /* stamped once linked */
     swf_pin_init(&t->m.pin);
     t->m.id = w->next_id++;
-    swf_tsan_release(&t->m); /* the insert publishes it: see visible() */
+    swfi_tsan_release(&t->m); /* the insert publishes it: see visible() */
     return t;
 }
 
@@ -232,7 +232,7 @@ static struct member_list live = CK_LIST_HEAD_INITIALIZER(live);
 static struct member *visible(struct member *m)
 {
     if (m != NULL)
-        swf_tsan_acquire(m);
+        swfi_tsan_acquire(m);
     return m;
 }
 
@@ -486,7 +486,7 @@ static void *hs_malloc(size_t n)
 
 static void hs_block_free(ck_epoch_entry_t *e)
 {
-    swf_tsan_acquire(&epoch);
+    swfi_tsan_acquire(&epoch);
     free(e); /* entry is the block's first member */
 }
 
@@ -623,7 +623,7 @@ static void urcu_drain(struct writer_state *w)
 {
     (void)w;
     SWF_URCU_TSAN_BARRIER(&FLAVOUR, FLAVOUR.barrier()); /* every call_rcu callback so far ran */
-    swf_tsan_acquire(&members_freed);
+    swfi_tsan_acquire(&members_freed);
 }
 
 static struct swf_list cds_list_of(union walk_state *ws)

@@ -34,114 +34,114 @@
 #define SWF_A8(p)  ((_Atomic(uint8_t) *)(p))
 
 /* pointers */
-static inline void *swf_load_relaxed_ptr(void *const *p)
+static inline void *swfi_load_relaxed_ptr(void *const *p)
 {
     return atomic_load_explicit(SWF_AP(p), memory_order_relaxed);
 }
-static inline void *swf_load_acquire_ptr(void *const *p)
+static inline void *swfi_load_acquire_ptr(void *const *p)
 {
     return atomic_load_explicit(SWF_AP(p), memory_order_acquire);
 }
-static inline void swf_store_relaxed_ptr(void **p, void *v)
+static inline void swfi_store_relaxed_ptr(void **p, void *v)
 {
     atomic_store_explicit(SWF_AP(p), v, memory_order_relaxed);
 }
-static inline void swf_store_release_ptr(void **p, void *v)
+static inline void swfi_store_release_ptr(void **p, void *v)
 {
     atomic_store_explicit(SWF_AP(p), v, memory_order_release);
 }
 /* Strong compare-and-swap; on failure *expected receives the value seen. */
-static inline bool swf_cas_acq_rel_ptr(void **p, void **expected, void *desired)
+static inline bool swfi_cas_acq_rel_ptr(void **p, void **expected, void *desired)
 {
     return atomic_compare_exchange_strong_explicit(SWF_AP(p), expected, desired,
                                                    memory_order_acq_rel, memory_order_acquire);
 }
-static inline bool swf_cas_release_ptr(void **p, void **expected, void *desired)
+static inline bool swfi_cas_release_ptr(void **p, void **expected, void *desired)
 {
     return atomic_compare_exchange_strong_explicit(SWF_AP(p), expected, desired,
                                                    memory_order_release, memory_order_relaxed);
 }
-static inline void *swf_exchange_acquire_ptr(void **p, void *v)
+static inline void *swfi_exchange_acquire_ptr(void **p, void *v)
 {
     return atomic_exchange_explicit(SWF_AP(p), v, memory_order_acquire);
 }
 
 /* 32-bit */
-static inline uint32_t swf_load_relaxed_32(const uint32_t *p)
+static inline uint32_t swfi_load_relaxed_32(const uint32_t *p)
 {
     return atomic_load_explicit(SWF_A32(p), memory_order_relaxed);
 }
-static inline uint32_t swf_load_acquire_32(const uint32_t *p)
+static inline uint32_t swfi_load_acquire_32(const uint32_t *p)
 {
     return atomic_load_explicit(SWF_A32(p), memory_order_acquire);
 }
-static inline void swf_store_relaxed_32(uint32_t *p, uint32_t v)
+static inline void swfi_store_relaxed_32(uint32_t *p, uint32_t v)
 {
     atomic_store_explicit(SWF_A32(p), v, memory_order_relaxed);
 }
-static inline void swf_store_release_32(uint32_t *p, uint32_t v)
+static inline void swfi_store_release_32(uint32_t *p, uint32_t v)
 {
     atomic_store_explicit(SWF_A32(p), v, memory_order_release);
 }
-static inline bool swf_cas_acq_rel_32(uint32_t *p, uint32_t *expected, uint32_t desired)
+static inline bool swfi_cas_acq_rel_32(uint32_t *p, uint32_t *expected, uint32_t desired)
 {
     return atomic_compare_exchange_strong_explicit(SWF_A32(p), expected, desired,
                                                    memory_order_acq_rel, memory_order_acquire);
 }
-static inline uint32_t swf_fetch_add_acq_rel_32(uint32_t *p, uint32_t v)
+static inline uint32_t swfi_fetch_add_acq_rel_32(uint32_t *p, uint32_t v)
 {
     return atomic_fetch_add_explicit(SWF_A32(p), v, memory_order_acq_rel);
 }
-static inline uint32_t swf_fetch_sub_acq_rel_32(uint32_t *p, uint32_t v)
+static inline uint32_t swfi_fetch_sub_acq_rel_32(uint32_t *p, uint32_t v)
 {
     return atomic_fetch_sub_explicit(SWF_A32(p), v, memory_order_acq_rel);
 }
 
 /* 64-bit */
-static inline uint64_t swf_load_relaxed_64(const uint64_t *p)
+static inline uint64_t swfi_load_relaxed_64(const uint64_t *p)
 {
     return atomic_load_explicit(SWF_A64(p), memory_order_relaxed);
 }
-static inline uint64_t swf_load_acquire_64(const uint64_t *p)
+static inline uint64_t swfi_load_acquire_64(const uint64_t *p)
 {
     return atomic_load_explicit(SWF_A64(p), memory_order_acquire);
 }
-static inline void swf_store_relaxed_64(uint64_t *p, uint64_t v)
+static inline void swfi_store_relaxed_64(uint64_t *p, uint64_t v)
 {
     atomic_store_explicit(SWF_A64(p), v, memory_order_relaxed);
 }
-static inline void swf_store_release_64(uint64_t *p, uint64_t v)
+static inline void swfi_store_release_64(uint64_t *p, uint64_t v)
 {
     atomic_store_explicit(SWF_A64(p), v, memory_order_release);
 }
-static inline bool swf_cas_acq_rel_64(uint64_t *p, uint64_t *expected, uint64_t desired)
+static inline bool swfi_cas_acq_rel_64(uint64_t *p, uint64_t *expected, uint64_t desired)
 {
     return atomic_compare_exchange_strong_explicit(SWF_A64(p), expected, desired,
                                                    memory_order_acq_rel, memory_order_acquire);
 }
-static inline uint64_t swf_fetch_add_relaxed_64(uint64_t *p, uint64_t v)
+static inline uint64_t swfi_fetch_add_relaxed_64(uint64_t *p, uint64_t v)
 {
     return atomic_fetch_add_explicit(SWF_A64(p), v, memory_order_relaxed);
 }
-static inline uint64_t swf_fetch_sub_relaxed_64(uint64_t *p, uint64_t v)
+static inline uint64_t swfi_fetch_sub_relaxed_64(uint64_t *p, uint64_t v)
 {
     return atomic_fetch_sub_explicit(SWF_A64(p), v, memory_order_relaxed);
 }
-static inline uint64_t swf_fetch_add_release_64(uint64_t *p, uint64_t v)
+static inline uint64_t swfi_fetch_add_release_64(uint64_t *p, uint64_t v)
 {
     return atomic_fetch_add_explicit(SWF_A64(p), v, memory_order_release);
 }
 
 /* 8-bit (debug-build object states only) */
-static inline uint8_t swf_load_relaxed_8(const uint8_t *p)
+static inline uint8_t swfi_load_relaxed_8(const uint8_t *p)
 {
     return atomic_load_explicit(SWF_A8(p), memory_order_relaxed);
 }
-static inline void swf_store_relaxed_8(uint8_t *p, uint8_t v)
+static inline void swfi_store_relaxed_8(uint8_t *p, uint8_t v)
 {
     atomic_store_explicit(SWF_A8(p), v, memory_order_relaxed);
 }
-static inline bool swf_cas_relaxed_8(uint8_t *p, uint8_t *expected, uint8_t desired)
+static inline bool swfi_cas_relaxed_8(uint8_t *p, uint8_t *expected, uint8_t desired)
 {
     return atomic_compare_exchange_strong_explicit(SWF_A8(p), expected, desired,
                                                    memory_order_relaxed, memory_order_relaxed);
@@ -155,12 +155,12 @@ static inline bool swf_cas_relaxed_8(uint8_t *p, uint8_t *expected, uint8_t desi
 #pragma GCC diagnostic ignored "-Wtsan"
 #endif
 /* A full fence: orders earlier stores before later loads (the store-load case). */
-static inline void swf_fence_seq_cst(void)
+static inline void swfi_fence_seq_cst(void)
 {
     atomic_thread_fence(memory_order_seq_cst);
 }
 /* An acquire fence: earlier loads before later loads and stores. */
-static inline void swf_fence_acquire(void)
+static inline void swfi_fence_acquire(void)
 {
     atomic_thread_fence(memory_order_acquire);
 }
@@ -170,140 +170,140 @@ static inline void swf_fence_acquire(void)
 
 #include <ck_pr.h>
 
-static inline void *swf_load_relaxed_ptr(void *const *p)
+static inline void *swfi_load_relaxed_ptr(void *const *p)
 {
     return ck_pr_load_ptr(p);
 }
-static inline void *swf_load_acquire_ptr(void *const *p)
+static inline void *swfi_load_acquire_ptr(void *const *p)
 {
     void *v = ck_pr_load_ptr(p);
     ck_pr_fence_acquire();
     return v;
 }
-static inline void swf_store_relaxed_ptr(void **p, void *v)
+static inline void swfi_store_relaxed_ptr(void **p, void *v)
 {
     ck_pr_store_ptr(p, v);
 }
-static inline void swf_store_release_ptr(void **p, void *v)
+static inline void swfi_store_release_ptr(void **p, void *v)
 {
     ck_pr_fence_release();
     ck_pr_store_ptr(p, v);
 }
-static inline bool swf_cas_acq_rel_ptr(void **p, void **expected, void *desired)
+static inline bool swfi_cas_acq_rel_ptr(void **p, void **expected, void *desired)
 {
     ck_pr_fence_release();
     bool ok = ck_pr_cas_ptr_value(p, *expected, desired, expected);
     ck_pr_fence_acquire();
     return ok;
 }
-static inline bool swf_cas_release_ptr(void **p, void **expected, void *desired)
+static inline bool swfi_cas_release_ptr(void **p, void **expected, void *desired)
 {
     ck_pr_fence_release();
     return ck_pr_cas_ptr_value(p, *expected, desired, expected);
 }
-static inline void *swf_exchange_acquire_ptr(void **p, void *v)
+static inline void *swfi_exchange_acquire_ptr(void **p, void *v)
 {
     void *old = ck_pr_fas_ptr(p, v);
     ck_pr_fence_acquire();
     return old;
 }
 
-static inline uint32_t swf_load_relaxed_32(const uint32_t *p)
+static inline uint32_t swfi_load_relaxed_32(const uint32_t *p)
 {
     return ck_pr_load_32(p);
 }
-static inline uint32_t swf_load_acquire_32(const uint32_t *p)
+static inline uint32_t swfi_load_acquire_32(const uint32_t *p)
 {
     uint32_t v = ck_pr_load_32(p);
     ck_pr_fence_acquire();
     return v;
 }
-static inline void swf_store_relaxed_32(uint32_t *p, uint32_t v)
+static inline void swfi_store_relaxed_32(uint32_t *p, uint32_t v)
 {
     ck_pr_store_32(p, v);
 }
-static inline void swf_store_release_32(uint32_t *p, uint32_t v)
+static inline void swfi_store_release_32(uint32_t *p, uint32_t v)
 {
     ck_pr_fence_release();
     ck_pr_store_32(p, v);
 }
-static inline bool swf_cas_acq_rel_32(uint32_t *p, uint32_t *expected, uint32_t desired)
+static inline bool swfi_cas_acq_rel_32(uint32_t *p, uint32_t *expected, uint32_t desired)
 {
     ck_pr_fence_release();
     bool ok = ck_pr_cas_32_value(p, *expected, desired, expected);
     ck_pr_fence_acquire();
     return ok;
 }
-static inline uint32_t swf_fetch_add_acq_rel_32(uint32_t *p, uint32_t v)
+static inline uint32_t swfi_fetch_add_acq_rel_32(uint32_t *p, uint32_t v)
 {
     ck_pr_fence_release();
     uint32_t old = ck_pr_faa_32(p, v);
     ck_pr_fence_acquire();
     return old;
 }
-static inline uint32_t swf_fetch_sub_acq_rel_32(uint32_t *p, uint32_t v)
+static inline uint32_t swfi_fetch_sub_acq_rel_32(uint32_t *p, uint32_t v)
 {
-    return swf_fetch_add_acq_rel_32(p, (uint32_t)0 - v);
+    return swfi_fetch_add_acq_rel_32(p, (uint32_t)0 - v);
 }
 
-static inline uint64_t swf_load_relaxed_64(const uint64_t *p)
+static inline uint64_t swfi_load_relaxed_64(const uint64_t *p)
 {
     return ck_pr_load_64(p);
 }
-static inline uint64_t swf_load_acquire_64(const uint64_t *p)
+static inline uint64_t swfi_load_acquire_64(const uint64_t *p)
 {
     uint64_t v = ck_pr_load_64(p);
     ck_pr_fence_acquire();
     return v;
 }
-static inline void swf_store_relaxed_64(uint64_t *p, uint64_t v)
+static inline void swfi_store_relaxed_64(uint64_t *p, uint64_t v)
 {
     ck_pr_store_64(p, v);
 }
-static inline void swf_store_release_64(uint64_t *p, uint64_t v)
+static inline void swfi_store_release_64(uint64_t *p, uint64_t v)
 {
     ck_pr_fence_release();
     ck_pr_store_64(p, v);
 }
-static inline bool swf_cas_acq_rel_64(uint64_t *p, uint64_t *expected, uint64_t desired)
+static inline bool swfi_cas_acq_rel_64(uint64_t *p, uint64_t *expected, uint64_t desired)
 {
     ck_pr_fence_release();
     bool ok = ck_pr_cas_64_value(p, *expected, desired, expected);
     ck_pr_fence_acquire();
     return ok;
 }
-static inline uint64_t swf_fetch_add_relaxed_64(uint64_t *p, uint64_t v)
+static inline uint64_t swfi_fetch_add_relaxed_64(uint64_t *p, uint64_t v)
 {
     return ck_pr_faa_64(p, v);
 }
-static inline uint64_t swf_fetch_sub_relaxed_64(uint64_t *p, uint64_t v)
+static inline uint64_t swfi_fetch_sub_relaxed_64(uint64_t *p, uint64_t v)
 {
     return ck_pr_faa_64(p, (uint64_t)0 - v);
 }
-static inline uint64_t swf_fetch_add_release_64(uint64_t *p, uint64_t v)
+static inline uint64_t swfi_fetch_add_release_64(uint64_t *p, uint64_t v)
 {
     ck_pr_fence_release();
     return ck_pr_faa_64(p, v);
 }
 
-static inline uint8_t swf_load_relaxed_8(const uint8_t *p)
+static inline uint8_t swfi_load_relaxed_8(const uint8_t *p)
 {
     return ck_pr_load_8(p);
 }
-static inline void swf_store_relaxed_8(uint8_t *p, uint8_t v)
+static inline void swfi_store_relaxed_8(uint8_t *p, uint8_t v)
 {
     ck_pr_store_8(p, v);
 }
-static inline bool swf_cas_relaxed_8(uint8_t *p, uint8_t *expected, uint8_t desired)
+static inline bool swfi_cas_relaxed_8(uint8_t *p, uint8_t *expected, uint8_t desired)
 {
     return ck_pr_cas_8_value(p, *expected, desired, expected);
 }
 
-static inline void swf_fence_seq_cst(void)
+static inline void swfi_fence_seq_cst(void)
 {
     ck_pr_fence_memory();
 }
-static inline void swf_fence_acquire(void)
+static inline void swfi_fence_acquire(void)
 {
     ck_pr_fence_acquire();
 }
@@ -314,9 +314,9 @@ static inline void swf_fence_acquire(void)
  * A counter with a single writer (its owning thread) and any number of relaxed readers: a plain
  * increment, no read-modify-write instruction. Readers see a value that was current at some moment.
  */
-static inline void swf_counter_add(uint64_t *p, uint64_t v)
+static inline void swfi_counter_add(uint64_t *p, uint64_t v)
 {
-    swf_store_relaxed_64(p, swf_load_relaxed_64(p) + v);
+    swfi_store_relaxed_64(p, swfi_load_relaxed_64(p) + v);
 }
 
 #endif /* SWF_LIB_ATOMIC_H */

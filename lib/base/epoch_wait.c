@@ -2,7 +2,7 @@
  * lib/base/epoch_wait.c - how sweepfill waits for a ck_epoch grace period: spin briefly, then sleep
  * until a read-side section ends.
  *
- * ck_epoch_synchronize_wait and ck_epoch_barrier_wait call swf_epoch_wait each time a scan finds
+ * ck_epoch_synchronize_wait and ck_epoch_barrier_wait call swfi_epoch_wait each time a scan finds
  * a reader still inside an older section, and scan again when it returns. The readers a grace
  * period waits for are usually running on another CPU (then a short spin sees them leave) or
  * preempted (then spinning, or yielding in a loop, only steals the CPU they need: under load the
@@ -28,9 +28,9 @@
 #include "base/atomic.h"
 #include "base/util.h"
 
-#define SPIN_SCANS   32     /* scans to spin through before sleeping */
-#define SPIN_PAUSES  64     /* pause instructions per spinning scan */
-#define SLEEP_MIN_NS 50000  /* the first sleep's timeout: 50 us */
+#define SPIN_SCANS   32      /* scans to spin through before sleeping */
+#define SPIN_PAUSES  64      /* pause instructions per spinning scan */
+#define SLEEP_MIN_NS 50000   /* the first sleep's timeout: 50 us */
 #define SLEEP_MAX_NS 1000000 /* the timeout doubles up to 1 ms */
 
 static uint32_t x_section_ends; /* bumped by a section end while someone sleeps */
@@ -53,15 +53,15 @@ static void futex_wait(uint32_t *word, uint32_t seen, long ns)
     syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
 }
 
-void swf_epoch_section_ended(void)
+void swfi_epoch_section_ended(void)
 {
-    if (SWF_LIKELY(swf_load_relaxed_32(&x_sleepers) == 0))
+    if (SWF_LIKELY(swfi_load_relaxed_32(&x_sleepers) == 0))
         return;
-    swf_fetch_add_acq_rel_32(&x_section_ends, 1);
+    swfi_fetch_add_acq_rel_32(&x_section_ends, 1);
     syscall(SYS_futex, &x_section_ends, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-void swf_epoch_wait(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *arg)
+void swfi_epoch_wait(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *arg)
 {
     (void)epoch;
     struct swf_epoch_waiter *w = arg;
@@ -71,24 +71,24 @@ void swf_epoch_wait(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *a
         return;
     }
     (void)rec;
-    uint32_t seen = swf_load_acquire_32(&x_section_ends);
-    swf_fetch_add_acq_rel_32(&x_sleepers, 1);
+    uint32_t seen = swfi_load_acquire_32(&x_section_ends);
+    swfi_fetch_add_acq_rel_32(&x_sleepers, 1);
     futex_wait(&x_section_ends, seen, w->sleep_ns);
     w->sleeps++;
     if (w->sleep_ns < SLEEP_MAX_NS)
         w->sleep_ns *= 2;
-    swf_fetch_sub_acq_rel_32(&x_sleepers, 1);
+    swfi_fetch_sub_acq_rel_32(&x_sleepers, 1);
 }
 
 /* Only the forking thread exists in the child, and it is not waiting. A thread of the parent that
  * slept at the fork left its count here: kept, it would make every section end in the child a
  * futex wake for ever (and kill a child under seccomp strict mode at its first section end). */
-void swf_epoch_wait_fork_child(void)
+void swfi_epoch_wait_fork_child(void)
 {
-    swf_store_relaxed_32(&x_sleepers, 0);
+    swfi_store_relaxed_32(&x_sleepers, 0);
 }
 
-void swf_epoch_waiter_init(struct swf_epoch_waiter *w)
+void swfi_epoch_waiter_init(struct swf_epoch_waiter *w)
 {
     w->scans = 0;
     w->sleeps = 0;

@@ -15,17 +15,17 @@
 /* Initial-exec, so that recording a reason on a NOWAIT path never allocates TLS. */
 static _Thread_local const char *last_reason __attribute__((tls_model("initial-exec")));
 
-int swf_fail(const char *function, int err, const char *reason)
+int swfi_fail(const char *function, int err, const char *reason)
 {
     last_reason = reason;
-    if (swf_checks_all() && err == EINVAL)
+    if (swfi_checks_all() && err == EINVAL)
         fprintf(stderr, "sweepfill: %s: EINVAL: %s\n", function, reason);
     return err;
 }
 
-void *swf_fail_null(const char *function, int err, const char *reason)
+void *swfi_fail_null(const char *function, int err, const char *reason)
 {
-    errno = swf_fail(function, err, reason);
+    errno = swfi_fail(function, err, reason);
     return NULL;
 }
 
@@ -34,7 +34,7 @@ const char *swf_error_reason(void)
     return last_reason ? last_reason : "no sweepfill call has failed on this thread";
 }
 
-bool swf_checks_all_ = SWF_DEBUG;
+bool swfi_checks_all_on = SWF_DEBUG;
 
 /* Whether the comma- or space-separated list s names `word`. */
 static bool names(const char *s, const char *word)
@@ -55,15 +55,15 @@ __attribute__((constructor)) static void read_swf_debug(void)
 {
     const char *v = getenv(SWF_DEBUG_ENV);
     if (v != NULL && names(v, "checks"))
-        swf_checks_all_ = true;
+        swfi_checks_all_on = true;
 }
 
 int swf_debug_checks(void)
 {
-    return swf_checks_all();
+    return swfi_checks_all();
 }
 
-void swf_die(const char *function, const char *fmt, ...)
+void swfi_die(const char *function, const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "sweepfill: %s: ", function);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int swf_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks)
+int swfi_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks)
 {
     t->x_blocks = NULL;
     t->x_count = 0;
@@ -19,9 +19,9 @@ int swf_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint
     return 0;
 }
 
-void swf_itable_fini(struct swf_itable *t)
+void swfi_itable_fini(struct swf_itable *t)
 {
-    uint32_t count = swf_load_relaxed_32(&t->x_count);
+    uint32_t count = swfi_load_relaxed_32(&t->x_count);
     for (uint32_t b = 0; b < (count >> t->shift); b++)
         free(t->x_blocks[b]);
     for (void **dir = t->x_blocks ? t->x_blocks - 1 : NULL; dir != NULL;) {
@@ -51,14 +51,14 @@ static int dir_reserve(struct swf_itable *t, uint32_t blocks)
     if (t->dir_cap > 0)
         memcpy(mem + 1, t->x_blocks, t->dir_cap * sizeof(void *));
     t->dir_mem = mem;
-    swf_store_release_ptr((void **)&t->x_blocks, mem + 1);
+    swfi_store_release_ptr((void **)&t->x_blocks, mem + 1);
     t->dir_cap = cap;
     return 0;
 }
 
-uint32_t swf_itable_grow(struct swf_itable *t)
+uint32_t swfi_itable_grow(struct swf_itable *t)
 {
-    uint32_t count = swf_load_relaxed_32(&t->x_count);
+    uint32_t count = swfi_load_relaxed_32(&t->x_count);
     uint32_t b = count >> t->shift;
     if (b >= t->max_blocks || count + (1u << t->shift) > SWF_ISTACK_NODES_MAX ||
         dir_reserve(t, b + 1) != 0)
@@ -69,8 +69,8 @@ uint32_t swf_itable_grow(struct swf_itable *t)
     if (posix_memalign(&block, 64, bytes) != 0)
         return UINT32_MAX;
     memset(block, 0, bytes); /* also prepares every page: NOWAIT paths write nodes */
-    swf_store_release_ptr(&t->x_blocks[b], block);
+    swfi_store_release_ptr(&t->x_blocks[b], block);
     /* Release: stats readers that acquire the count see the block and its zeroed nodes. */
-    swf_store_release_32(&t->x_count, count + (1u << t->shift));
+    swfi_store_release_32(&t->x_count, count + (1u << t->shift));
     return count;
 }

@@ -53,60 +53,61 @@ struct swf_istack {
     uint64_t x_head; /* tag << 24 | (index + 1); index part 0 = empty */
 };
 
-static inline void *swf_itable_node(const struct swf_itable *t, uint32_t index)
+static inline void *swfi_itable_node(const struct swf_itable *t, uint32_t index)
 {
     /* The index came to us through a stack whose release CAS was ordered after the stores of
      * its block's pointer and of a directory holding it: we see that directory or a later copy,
      * whose entries the acquire makes visible. */
-    void **dir = (void **)swf_load_acquire_ptr((void *const *)&t->x_blocks);
-    char *block = (char *)swf_load_relaxed_ptr(&dir[index >> t->shift]);
+    void **dir = (void **)swfi_load_acquire_ptr((void *const *)&t->x_blocks);
+    char *block = (char *)swfi_load_relaxed_ptr(&dir[index >> t->shift]);
     return block + (size_t)(index & ((1u << t->shift) - 1)) * t->node_size;
 }
 
-static inline void swf_istack_push(struct swf_istack *s, const struct swf_itable *t, uint32_t index)
+static inline void swfi_istack_push(struct swf_istack *s, const struct swf_itable *t,
+                                    uint32_t index)
 {
-    uint32_t *next = (uint32_t *)swf_itable_node(t, index);
-    uint64_t head = swf_load_relaxed_64(&s->x_head);
+    uint32_t *next = (uint32_t *)swfi_itable_node(t, index);
+    uint64_t head = swfi_load_relaxed_64(&s->x_head);
     uint64_t desired;
     do {
-        swf_store_relaxed_32(next, (uint32_t)(head & SWF_ISTACK_INDEX_MASK));
+        swfi_store_relaxed_32(next, (uint32_t)(head & SWF_ISTACK_INDEX_MASK));
         desired = ((head & ~SWF_ISTACK_INDEX_MASK) + SWF_ISTACK_TAG_ONE) | (uint64_t)(index + 1);
         /* Release: the node's contents (a magazine's objects, written by this thread) happen-
          * before the pop that acquires this head. */
-    } while (!swf_cas_acq_rel_64(&s->x_head, &head, desired));
+    } while (!swfi_cas_acq_rel_64(&s->x_head, &head, desired));
 }
 
 /* Pop the top node; returns its index, or UINT32_MAX when the stack is empty. */
-static inline uint32_t swf_istack_pop(struct swf_istack *s, const struct swf_itable *t)
+static inline uint32_t swfi_istack_pop(struct swf_istack *s, const struct swf_itable *t)
 {
     /* Acquire pairs with the pushing CAS: we read the node's link and, after winning, its
      * contents. */
-    uint64_t head = swf_load_acquire_64(&s->x_head);
+    uint64_t head = swfi_load_acquire_64(&s->x_head);
     for (;;) {
         uint32_t top = (uint32_t)(head & SWF_ISTACK_INDEX_MASK);
         if (top == 0)
             return UINT32_MAX;
         /* The node may be popped and reused by another thread right now; its link is then stale
          * but the tag makes our CAS fail. The node's memory stays mapped (see above). */
-        uint32_t next = swf_load_relaxed_32((const uint32_t *)swf_itable_node(t, top - 1));
+        uint32_t next = swfi_load_relaxed_32((const uint32_t *)swfi_itable_node(t, top - 1));
         uint64_t desired = ((head & ~SWF_ISTACK_INDEX_MASK) + SWF_ISTACK_TAG_ONE) | next;
-        if (swf_cas_acq_rel_64(&s->x_head, &head, desired))
+        if (swfi_cas_acq_rel_64(&s->x_head, &head, desired))
             return top - 1;
     }
 }
 
 /* Whether the stack is empty (a relaxed look). */
-static inline int swf_istack_empty(const struct swf_istack *s)
+static inline int swfi_istack_empty(const struct swf_istack *s)
 {
-    return (swf_load_relaxed_64(&s->x_head) & SWF_ISTACK_INDEX_MASK) == 0;
+    return (swfi_load_relaxed_64(&s->x_head) & SWF_ISTACK_INDEX_MASK) == 0;
 }
 
 /* Add one block of nodes (zeroed, every page written) to the table; the caller holds the owner's
  * mutex. Returns the index of the first new node, or UINT32_MAX if the table is full (max_blocks,
  * or SWF_ISTACK_NODES_MAX nodes) or memory ran out. */
-uint32_t swf_itable_grow(struct swf_itable *t);
+uint32_t swfi_itable_grow(struct swf_itable *t);
 /* An empty table (allocates nothing: the first grow makes the directory). Returns 0. */
-int swf_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks);
-void swf_itable_fini(struct swf_itable *t);
+int swfi_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks);
+void swfi_itable_fini(struct swf_itable *t);
 
 #endif /* SWF_LIB_ISTACK_H */

@@ -15,8 +15,8 @@
 
 SWF_API __thread struct swf_thread_ swf_thread_self_ __attribute__((tls_model("initial-exec")));
 
-#define PIN_BITS 16
-#define PIN_MASK ((UINT64_C(1) << PIN_BITS) - 1)
+#define PIN_BITS    16
+#define PIN_MASK    ((UINT64_C(1) << PIN_BITS) - 1)
 #define TABLE_GRAIN 64 /* binding tables grow in steps of this many handles */
 
 /* Owner words (id << 16 | pins) and the owner each live word belongs to. Registration and
@@ -35,25 +35,25 @@ static bool exit_key_ok;
 static void release_binding(uint32_t handle, struct swf_binding_ *b)
 {
     uint64_t *word = &owner_word[handle];
-    uint64_t w = swf_load_acquire_64(word);
+    uint64_t w = swfi_load_acquire_64(word);
     for (;;) {
         if ((w >> PIN_BITS) != b->id)
             goto forget; /* the owner is gone, and its state with it */
         if ((w & PIN_MASK) == PIN_MASK) {
             sched_yield(); /* 65,535 pins at once (thread exit only): wait for one to go */
-            w = swf_load_acquire_64(word);
+            w = swfi_load_acquire_64(word);
             continue;
         }
-        if (swf_cas_acq_rel_64(word, &w, w + 1))
+        if (swfi_cas_acq_rel_64(word, &w, w + 1))
             break;
     }
     /* Pinned: unregister cannot complete until we unpin, so the owner stays valid. The acquire
-     * above pairs with the release in swf_tls_owner_register's store of the word, which followed
+     * above pairs with the release in swfi_tls_owner_register's store of the word, which followed
      * the owner pointer's store. */
-    struct swf_tls_owner *o = swf_load_relaxed_ptr((void *const *)&owner_ptr[handle]);
+    struct swf_tls_owner *o = swfi_load_relaxed_ptr((void *const *)&owner_ptr[handle]);
     o->ops->release(o, b->state);
-    uint64_t cur = swf_load_relaxed_64(word);
-    while (!swf_cas_acq_rel_64(word, &cur, cur - 1))
+    uint64_t cur = swfi_load_relaxed_64(word);
+    while (!swfi_cas_acq_rel_64(word, &cur, cur - 1))
         ;
 forget:
     b->id = 0;
@@ -100,36 +100,36 @@ static bool is_held(uint32_t h)
 static bool pin_any(uint32_t h)
 {
     uint64_t *word = &owner_word[h];
-    uint64_t w = swf_load_acquire_64(word);
+    uint64_t w = swfi_load_acquire_64(word);
     for (;;) {
         if ((w >> PIN_BITS) == 0)
             return false;
         if ((w & PIN_MASK) == PIN_MASK) {
             sched_yield();
-            w = swf_load_acquire_64(word);
+            w = swfi_load_acquire_64(word);
             continue;
         }
-        if (swf_cas_acq_rel_64(word, &w, w + 1))
+        if (swfi_cas_acq_rel_64(word, &w, w + 1))
             return true;
     }
 }
 
 static void unpin(uint32_t h)
 {
-    uint64_t cur = swf_load_relaxed_64(&owner_word[h]);
-    while (!swf_cas_acq_rel_64(&owner_word[h], &cur, cur - 1))
+    uint64_t cur = swfi_load_relaxed_64(&owner_word[h]);
+    while (!swfi_cas_acq_rel_64(&owner_word[h], &cur, cur - 1))
         ;
 }
 
 /* Pin and hold every owner with a fork_hold that is not held yet; no other lock is held. */
 static void hold_all(void)
 {
-    uint32_t used = swf_load_relaxed_32(&x_handles_used);
+    uint32_t used = swfi_load_relaxed_32(&x_handles_used);
     for (uint32_t h = 0; h < used; h++) {
         if (is_held(h) || !pin_any(h))
             continue;
         /* The pin's acquire pairs with registration's release: owner_ptr[h] is this owner. */
-        struct swf_tls_owner *o = swf_load_relaxed_ptr((void *const *)&owner_ptr[h]);
+        struct swf_tls_owner *o = swfi_load_relaxed_ptr((void *const *)&owner_ptr[h]);
         if (o == NULL || o->ops->fork_hold == NULL) {
             unpin(h);
             continue;
@@ -142,10 +142,10 @@ static void hold_all(void)
 /* Under handle_lock: every registered owner with a fork_hold is held. */
 static bool all_held(void)
 {
-    uint32_t used = swf_load_relaxed_32(&x_handles_used);
+    uint32_t used = swfi_load_relaxed_32(&x_handles_used);
     for (uint32_t h = 0; h < used; h++) {
         struct swf_tls_owner *o = owner_ptr[h];
-        if (swf_load_relaxed_64(&owner_word[h]) != 0 && o != NULL && o->ops->fork_hold != NULL &&
+        if (swfi_load_relaxed_64(&owner_word[h]) != 0 && o != NULL && o->ops->fork_hold != NULL &&
             !is_held(h))
             return false;
     }
@@ -161,11 +161,11 @@ static void unpin_held(void)
 
 static void each_owner(int rank, bool reverse, void (*hook)(struct swf_tls_owner *))
 {
-    uint32_t used = swf_load_relaxed_32(&x_handles_used);
+    uint32_t used = swfi_load_relaxed_32(&x_handles_used);
     for (uint32_t i = 0; i < used; i++) {
         uint32_t h = reverse ? used - 1 - i : i;
         struct swf_tls_owner *o = owner_ptr[h];
-        if (swf_load_relaxed_64(&owner_word[h]) == 0 || o == NULL || o->ops->fork_rank != rank)
+        if (swfi_load_relaxed_64(&owner_word[h]) == 0 || o == NULL || o->ops->fork_rank != rank)
             continue;
         hook(o);
     }
@@ -222,11 +222,11 @@ static void fork_child(void)
         each_owner(rank, false, call_child);
     /* Threads that were releasing bindings at the fork do not exist here: drop their pins (and
      * the fork's own). */
-    uint32_t used = swf_load_relaxed_32(&x_handles_used);
+    uint32_t used = swfi_load_relaxed_32(&x_handles_used);
     for (uint32_t h = 0; h < used; h++)
-        swf_store_relaxed_64(&owner_word[h], swf_load_relaxed_64(&owner_word[h]) & ~PIN_MASK);
+        swfi_store_relaxed_64(&owner_word[h], swfi_load_relaxed_64(&owner_word[h]) & ~PIN_MASK);
     memset(held, 0, sizeof(held));
-    swf_epoch_wait_fork_child();
+    swfi_epoch_wait_fork_child();
     pthread_mutex_init(&handle_lock, NULL);
     pthread_mutex_init(&fork_lock, NULL);
 }
@@ -240,7 +240,7 @@ __attribute__((constructor)) static void thread_init(void)
 
 /* ---- bindings ------------------------------------------------------------------------------- */
 
-int swf_tls_prepare(const struct swf_tls_owner *o)
+int swfi_tls_prepare(const struct swf_tls_owner *o)
 {
     struct swf_thread_ *t = &swf_tls_self;
     if (!t->armed) {
@@ -248,22 +248,22 @@ int swf_tls_prepare(const struct swf_tls_owner *o)
             return ENOMEM;
         t->armed = 1;
     }
-    uint32_t want = swf_load_relaxed_32(&x_handles_used);
+    uint32_t want = swfi_load_relaxed_32(&x_handles_used);
     if (want <= o->head.handle)
         want = o->head.handle + 1;
     if (want <= t->cap)
         return 0;
     want = (want + TABLE_GRAIN - 1) / TABLE_GRAIN * TABLE_GRAIN;
-    /* The bindings, then as many private slots (swf_tls_slot), in one block. */
-    size_t bytes = want * (sizeof(struct swf_binding_) + sizeof(struct swf_tls_slot));
+    /* The bindings, then as many private slots (swfi_tls_slot), in one block. */
+    size_t bytes = want * (sizeof(struct swf_binding_) + sizeof(struct swfi_tls_slot));
     struct swf_binding_ *table = malloc(bytes);
     if (table == NULL)
         return ENOMEM;
     memset(table, 0, bytes);
-    swf_prefault(table, bytes); /* bindings and slots are written on lock-free paths */
+    swfi_prefault(table, bytes); /* bindings and slots are written on lock-free paths */
     if (t->cap > 0) {
         memcpy(table, t->table, t->cap * sizeof(*table));
-        memcpy(&table[want], &t->table[t->cap], t->cap * sizeof(struct swf_tls_slot));
+        memcpy(&table[want], &t->table[t->cap], t->cap * sizeof(struct swfi_tls_slot));
     }
     free(t->table);
     t->table = table;
@@ -271,19 +271,19 @@ int swf_tls_prepare(const struct swf_tls_owner *o)
     return 0;
 }
 
-void swf_tls_bind(const struct swf_tls_owner *o, void *state)
+void swfi_tls_bind(const struct swf_tls_owner *o, void *state)
 {
     struct swf_binding_ *b = &swf_tls_self.table[o->head.handle];
     b->state = state;
     b->id = o->head.id;
 }
 
-struct swf_tls_slot *swf_tls_slot(const struct swf_tls_owner *o)
+struct swfi_tls_slot *swfi_tls_slot(const struct swf_tls_owner *o)
 {
     struct swf_thread_ *t = &swf_tls_self;
     if (o->head.handle >= t->cap)
         return NULL;
-    struct swf_tls_slot *slot = (struct swf_tls_slot *)(void *)&t->table[t->cap] + o->head.handle;
+    struct swfi_tls_slot *slot = (struct swfi_tls_slot *)(void *)&t->table[t->cap] + o->head.handle;
     if (slot->id != o->head.id) {
         slot->id = o->head.id; /* a slot left by an owner that had this handle before */
         slot->block = NULL;
@@ -292,7 +292,7 @@ struct swf_tls_slot *swf_tls_slot(const struct swf_tls_owner *o)
     return slot;
 }
 
-void *swf_tls_unbind(const struct swf_tls_owner *o)
+void *swfi_tls_unbind(const struct swf_tls_owner *o)
 {
     struct swf_thread_ *t = &swf_tls_self;
     if (o->head.handle >= t->cap || t->table[o->head.handle].id != o->head.id)
@@ -306,22 +306,22 @@ void *swf_tls_unbind(const struct swf_tls_owner *o)
 
 /* ---- owners --------------------------------------------------------------------------------- */
 
-int swf_tls_owner_register(struct swf_tls_owner *o)
+int swfi_tls_owner_register(struct swf_tls_owner *o)
 {
     int err = EAGAIN;
     pthread_mutex_lock(&handle_lock);
-    uint32_t used = swf_load_relaxed_32(&x_handles_used);
+    uint32_t used = swfi_load_relaxed_32(&x_handles_used);
     for (uint32_t h = first_free; h < SWF_OWNERS_MAX; h++) {
-        if (h < used && swf_load_relaxed_64(&owner_word[h]) != 0)
+        if (h < used && swfi_load_relaxed_64(&owner_word[h]) != 0)
             continue;
         o->head.id = next_id++;
         o->head.handle = h;
         first_free = h + 1;
         if (h >= used)
-            swf_store_relaxed_32(&x_handles_used, h + 1);
-        swf_store_relaxed_ptr((void **)&owner_ptr[h], o);
+            swfi_store_relaxed_32(&x_handles_used, h + 1);
+        swfi_store_relaxed_ptr((void **)&owner_ptr[h], o);
         /* Release: a thread that pins this word sees the owner pointer and the owner's fields. */
-        swf_store_release_64(&owner_word[h], o->head.id << PIN_BITS);
+        swfi_store_release_64(&owner_word[h], o->head.id << PIN_BITS);
         err = 0;
         break;
     }
@@ -329,23 +329,23 @@ int swf_tls_owner_register(struct swf_tls_owner *o)
     return err;
 }
 
-void swf_tls_owner_unregister(struct swf_tls_owner *o)
+void swfi_tls_owner_unregister(struct swf_tls_owner *o)
 {
     uint64_t *word = &owner_word[o->head.handle];
     uint64_t idle = o->head.id << PIN_BITS;
     /* Wait for exiting threads to finish with o (each holds a pin for a bounded, lock-free
      * release) and for a fork that holds o. Not under handle_lock: the fork takes that lock while
      * it holds its pin. The acquire on success orders their work on o before our teardown. */
-    for (uint64_t w = idle; !swf_cas_acq_rel_64(word, &w, 0); w = idle)
+    for (uint64_t w = idle; !swfi_cas_acq_rel_64(word, &w, 0); w = idle)
         sched_yield();
     /* From here no one can pin o, and the handle is free: a registration may already have
      * taken it. o stays allocated until we return, after handle_lock, so a fork that holds that
      * lock may still read owner_ptr (it skips owners whose word is 0). */
     pthread_mutex_lock(&handle_lock);
     if (owner_ptr[o->head.handle] == o)
-        swf_store_relaxed_ptr((void **)&owner_ptr[o->head.handle], NULL);
+        swfi_store_relaxed_ptr((void **)&owner_ptr[o->head.handle], NULL);
     if (o->head.handle < first_free)
         first_free = o->head.handle;
     pthread_mutex_unlock(&handle_lock);
-    (void)swf_tls_unbind(o);
+    (void)swfi_tls_unbind(o);
 }

@@ -12,7 +12,7 @@
  * two owners a thread uses ever evict each other. An entry left behind by a destroyed owner
  * carries a dead id and is overwritten by the next owner with that handle.
  *
- * Preparing a thread (blocking, swf_tls_prepare) arms its exit hook and sizes its table; the lock-
+ * Preparing a thread (blocking, swfi_tls_prepare) arms its exit hook and sizes its table; the lock-
  * free paths never allocate, never call pthread_setspecific and never resize the table, so a
  * thread that was never prepared simply has no bindings and works on the owners' shared paths.
  * This holds whatever pthread key the library got (a library loaded late with dlopen may get a
@@ -77,7 +77,7 @@ struct swf_tls_owner {
 #define swf_tls_self swf_thread_self_
 
 /* The calling thread's state for o, or NULL. Wait-free; no allocation. */
-static inline void *swf_tls_get(const struct swf_tls_owner *o)
+static inline void *swfi_tls_get(const struct swf_tls_owner *o)
 {
     const struct swf_thread_ *t = &swf_tls_self;
     uint32_t h = o->head.handle;
@@ -87,19 +87,19 @@ static inline void *swf_tls_get(const struct swf_tls_owner *o)
     return b->id == o->head.id ? b->state : NULL;
 }
 
-/* Whether swf_tls_bind(o, ...) can run now without allocating: the thread was prepared and its
+/* Whether swfi_tls_bind(o, ...) can run now without allocating: the thread was prepared and its
  * table reaches o's handle. */
-static inline int swf_tls_bindable(const struct swf_tls_owner *o)
+static inline int swfi_tls_bindable(const struct swf_tls_owner *o)
 {
     return o->head.handle < swf_tls_self.cap;
 }
 
 /* Arm the calling thread's exit hook and make its table reach o's handle (and every handle in
  * use). Blocking (allocates). Returns 0 or ENOMEM (the thread then stays as it was). */
-int swf_tls_prepare(const struct swf_tls_owner *o);
+int swfi_tls_prepare(const struct swf_tls_owner *o);
 
-/* Bind state to the calling thread for o. Requires swf_tls_bindable(o). Wait-free. */
-void swf_tls_bind(const struct swf_tls_owner *o, void *state);
+/* Bind state to the calling thread for o. Requires swfi_tls_bindable(o). Wait-free. */
+void swfi_tls_bind(const struct swf_tls_owner *o, void *state);
 
 /*
  * A private slot per thread and owner, beside the binding table: the owner's own per-thread
@@ -107,7 +107,7 @@ void swf_tls_bind(const struct swf_tls_owner *o, void *state);
  * injection survives flush). It lasts as long as the thread's table; reset when the handle
  * changes owner.
  */
-struct swf_tls_slot {
+struct swfi_tls_slot {
     uint64_t id;       /* the owner it belongs to */
     const void *block; /* owner-defined */
     uint64_t count;    /* owner-defined */
@@ -115,18 +115,18 @@ struct swf_tls_slot {
 
 /* The calling thread's slot for o, or NULL if the thread was never prepared for o's handle.
  * Wait-free; no allocation. */
-struct swf_tls_slot *swf_tls_slot(const struct swf_tls_owner *o);
+struct swfi_tls_slot *swfi_tls_slot(const struct swf_tls_owner *o);
 
 /* Forget the calling thread's binding for o (the caller gives the state back); returns the state
  * or NULL. Wait-free. */
-void *swf_tls_unbind(const struct swf_tls_owner *o);
+void *swfi_tls_unbind(const struct swf_tls_owner *o);
 
 /* Give o a unique id and the lowest free handle. Blocking. Returns 0, or EAGAIN when
  * SWF_OWNERS_MAX owners are alive. */
-int swf_tls_owner_register(struct swf_tls_owner *o);
+int swfi_tls_owner_register(struct swf_tls_owner *o);
 
 /* Make o unreachable for exiting threads, waiting until none holds it pinned; forget the
  * calling thread's binding. Blocking. */
-void swf_tls_owner_unregister(struct swf_tls_owner *o);
+void swfi_tls_owner_unregister(struct swf_tls_owner *o);
 
 #endif /* SWF_LIB_OWNER_H */

@@ -1,11 +1,11 @@
 /*
- * lib/base/prefault.c - swf_prefault (util.h): back memory before a lock-free path writes it.
+ * lib/base/prefault.c - swfi_prefault (util.h): back memory before a lock-free path writes it.
  * In the base layer, since both the owners' binding tables (owner.c) and the cache's chunks
  * (cache/chunk.c) are prefaulted.
  */
 #include "base/util.h"
 
-void swf_prefault(void *p, size_t len)
+void swfi_prefault(void *p, size_t len)
 {
     /* Every 4 KiB: the smallest page size of the systems we run on, so every page is hit. */
     volatile char *b = p;

@@ -23,11 +23,11 @@
 #ifdef SWF_TSAN
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
-#define swf_tsan_release(addr) __tsan_release((void *)(addr))
-#define swf_tsan_acquire(addr) __tsan_acquire((void *)(addr))
+#define swfi_tsan_release(addr) __tsan_release((void *)(addr))
+#define swfi_tsan_acquire(addr) __tsan_acquire((void *)(addr))
 #else
-#define swf_tsan_release(addr) ((void)(addr))
-#define swf_tsan_acquire(addr) ((void)(addr))
+#define swfi_tsan_release(addr) ((void)(addr))
+#define swfi_tsan_acquire(addr) ((void)(addr))
 #endif
 
 #endif /* SWF_LIB_TSAN_H */

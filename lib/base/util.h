@@ -24,47 +24,47 @@
 /* Whether the full misuse checks are on for the whole process: a debug-check build, or the
  * environment variable SWF_DEBUG names "checks" (read once, when the library is loaded; error.c).
  * A cache may also have them alone (swf_cache_config.checks). */
-extern bool swf_checks_all_;
+extern bool swfi_checks_all_on;
 
-static inline bool swf_checks_all(void)
+static inline bool swfi_checks_all(void)
 {
-    return swf_checks_all_;
+    return swfi_checks_all_on;
 }
 
 /*
  * Misuse: print "sweepfill: <function>: <what>" on one line to stderr and abort. Never returns.
  */
-__attribute__((noreturn, format(printf, 2, 3))) void swf_die(const char *function, const char *fmt,
-                                                             ...);
+__attribute__((noreturn, format(printf, 2, 3))) void swfi_die(const char *function, const char *fmt,
+                                                              ...);
 
 /*
  * Record why the calling public function fails with err (swf_error_reason() returns reason on
  * this thread until the next failure) and return err. reason is a string literal naming the
- * check or the condition. With the full checks on for the process (swf_checks_all), it also
+ * check or the condition. With the full checks on for the process (swfi_checks_all), it also
  * prints "sweepfill: <function>: <reason>" to stderr for EINVAL, always a caller's mistake.
  * Lock-free and allocation-free (the reason lives in initial-exec TLS), so the NOWAIT paths may use
  * it.
  */
-int swf_fail(const char *function, int err, const char *reason);
+int swfi_fail(const char *function, int err, const char *reason);
 
 /* The same for functions that return a pointer: sets errno to err and returns NULL. */
-void *swf_fail_null(const char *function, int err, const char *reason);
+void *swfi_fail_null(const char *function, int err, const char *reason);
 
 /* Return err from the enclosing function when cond holds, recording reason: the cheap argument
  * checks every public function makes in every build. */
-#define SWF_CHECK_ARG(cond, err, reason)                \
-    do {                                                \
-        if (SWF_UNLIKELY(cond))                         \
-            return swf_fail(__func__, (err), (reason)); \
+#define SWF_CHECK_ARG(cond, err, reason)                 \
+    do {                                                 \
+        if (SWF_UNLIKELY(cond))                          \
+            return swfi_fail(__func__, (err), (reason)); \
     } while (0)
 
-static inline bool swf_is_pow2(size_t x)
+static inline bool swfi_is_pow2(size_t x)
 {
     return x != 0 && (x & (x - 1)) == 0;
 }
 
 /* Round x up to a multiple of the power of two a; false on overflow. */
-static inline bool swf_round_up(size_t x, size_t a, size_t *out)
+static inline bool swfi_round_up(size_t x, size_t a, size_t *out)
 {
     if (x > SIZE_MAX - (a - 1))
         return false;
@@ -72,7 +72,7 @@ static inline bool swf_round_up(size_t x, size_t a, size_t *out)
     return true;
 }
 
-static inline bool swf_mul_overflows(size_t a, size_t b, size_t *out)
+static inline bool swfi_mul_overflows(size_t a, size_t b, size_t *out)
 {
     return __builtin_mul_overflow(a, b, out);
 }
@@ -80,7 +80,7 @@ static inline bool swf_mul_overflows(size_t a, size_t b, size_t *out)
 /* Write every page of [p, p + len) once, so that the memory is backed before a lock-free path
  * writes it there: no page fault on that path (as long as the memory stays resident). Defined in
  * prefault.c. */
-void swf_prefault(void *p, size_t len);
+void swfi_prefault(void *p, size_t len);
 
 struct ck_epoch;
 struct ck_epoch_record;
@@ -92,24 +92,24 @@ struct swf_epoch_waiter {
     long sleep_ns;       /* the next sleep's timeout */
 };
 
-void swf_epoch_waiter_init(struct swf_epoch_waiter *w);
+void swfi_epoch_waiter_init(struct swf_epoch_waiter *w);
 
 /*
  * The wait callback for ck_epoch_synchronize_wait / ck_epoch_barrier_wait (arg: a struct
  * swf_epoch_waiter): spin through a few scans, then sleep on a futex until a read-side section
  * ends (or a short timeout passes).
  */
-void swf_epoch_wait(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *arg);
+void swfi_epoch_wait(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *arg);
 
 /* Called by the library's read-side sections right after ck_epoch_end: wakes sleeping
  * grace-period waiters, if any (one relaxed load when none sleeps; a futex wake when one does). */
-void swf_epoch_section_ended(void);
+void swfi_epoch_section_ended(void);
 
 /* In a child of fork: no grace-period waiter sleeps (owner.c's fork handler calls it). */
-void swf_epoch_wait_fork_child(void);
+void swfi_epoch_wait_fork_child(void);
 
 /* A 64-bit mixer (SplitMix64's finaliser): the failure injection's deterministic random source. */
-static inline uint64_t swf_mix64(uint64_t x)
+static inline uint64_t swfi_mix64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;

@@ -15,8 +15,8 @@
 /* Tell cache.h's inline path whether it must call the library (refill_lock held, or creating). */
 static void update_slow(struct swf_cache *c)
 {
-    uint32_t slow = (c->checks ? SLOW_DEBUG : 0) | (swf_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0);
-    swf_store_relaxed_32(&c->owner.head.x_slow, slow);
+    uint32_t slow = (c->checks ? SLOW_DEBUG : 0) | (swfi_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0);
+    swfi_store_relaxed_32(&c->owner.head.x_slow, slow);
 }
 
 /* ---- allocation ----------------------------------------------------------------------------- */
@@ -24,14 +24,14 @@ static void update_slow(struct swf_cache *c)
 static void count_alloc(struct swf_cache *c, struct swf_tstate *ts, enum swf_alloc_mode mode)
 {
     if (ts != NULL)
-        swf_counter_add(mode == SWF_NOWAIT ? &ts->pub.x_allocs_nowait : &ts->x_allocs_wait, 1);
+        swfi_counter_add(mode == SWF_NOWAIT ? &ts->pub.x_allocs_nowait : &ts->x_allocs_wait, 1);
     else
-        swf_fetch_add_relaxed_64(mode == SWF_NOWAIT ? &c->x_allocs_nowait : &c->x_allocs_wait, 1);
+        swfi_fetch_add_relaxed_64(mode == SWF_NOWAIT ? &c->x_allocs_nowait : &c->x_allocs_wait, 1);
 }
 
 static void *take(struct swf_cache *c, struct swf_tstate *ts)
 {
-    return ts ? swf_tstate_take(c, ts) : swf_depot_take_one(c);
+    return ts ? swfi_tstate_take(c, ts) : swfi_depot_take_one(c);
 }
 
 /* Objects in batches sized in bytes: a quarter of the capacity, at most WAIT_BATCH_BYTES, at
@@ -39,7 +39,7 @@ static void *take(struct swf_cache *c, struct swf_tstate *ts)
 static size_t wait_batch(struct swf_cache *c)
 {
     size_t max = WAIT_BATCH_BYTES / c->stride;
-    size_t batch = (size_t)(swf_load_relaxed_64(&c->x_capacity) / 4);
+    size_t batch = (size_t)(swfi_load_relaxed_64(&c->x_capacity) / 4);
     if (batch < MAG_CAP)
         batch = MAG_CAP;
     if (batch > max)
@@ -50,15 +50,15 @@ static size_t wait_batch(struct swf_cache *c)
 static void *alloc_wait(struct swf_cache *c)
 {
     pthread_mutex_lock(&c->refill_lock);
-    struct swf_tstate *ts = swf_tstate_bind_locked(c);
-    swf_pools_replenish(c);
+    struct swf_tstate *ts = swfi_tstate_bind_locked(c);
+    swfi_pools_replenish(c);
     void *obj = take(c, ts);
     int err = 0;
     const char *why = NULL;
     if (obj == NULL) /* what threads without a state of their own freed, before new memory */
-        obj = swf_shared_take(c, NULL, false);
+        obj = swfi_shared_take(c, NULL, false);
     if (obj == NULL) {
-        err = swf_map_objects(c, wait_batch(c)); /* a partial success still serves this call */
+        err = swfi_map_objects(c, wait_batch(c)); /* a partial success still serves this call */
         why = c->map_why;
         obj = take(c, ts);
     }
@@ -66,15 +66,15 @@ static void *alloc_wait(struct swf_cache *c)
     /* No memory to be had: the shared pairs that were in use a moment ago, waited for now that
      * the refill lock is free (their claimers may need to run first). */
     if (obj == NULL)
-        obj = swf_shared_take(c, NULL, true);
+        obj = swfi_shared_take(c, NULL, true);
     if (obj == NULL) {
-        swf_fetch_add_relaxed_64(&c->x_fails_wait, 1);
-        return swf_fail_null("swf_cache_alloc", ENOMEM,
-                             err ? why : "no memory for this thread's magazines");
+        swfi_fetch_add_relaxed_64(&c->x_fails_wait, 1);
+        return swfi_fail_null("swf_cache_alloc", ENOMEM,
+                              err ? why : "no memory for this thread's magazines");
     }
     count_alloc(c, ts, SWF_WAIT);
-    swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
-    swf_mark_clear(obj);
+    swfi_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
+    swfi_mark_clear(obj);
     return obj;
 }
 
@@ -82,32 +82,32 @@ static void *alloc_wait(struct swf_cache *c)
 static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_alloc_mode mode)
 {
     if (SWF_UNLIKELY(c == NULL))
-        return swf_fail_null("swf_cache_alloc", EINVAL, "c is NULL");
+        return swfi_fail_null("swf_cache_alloc", EINVAL, "c is NULL");
     if (SWF_UNLIKELY(mode != SWF_NOWAIT && mode != SWF_WAIT))
-        return swf_fail_null("swf_cache_alloc", EINVAL, "mode is neither SWF_NOWAIT nor SWF_WAIT");
+        return swfi_fail_null("swf_cache_alloc", EINVAL, "mode is neither SWF_NOWAIT nor SWF_WAIT");
     if (mode == SWF_WAIT)
         return alloc_wait(c);
-    struct swf_tls_slot *mine = swf_tls_slot(&c->owner);
-    if (swf_failslab_should_fail(&c->fs, mine ? &mine->block : NULL, mine ? &mine->count : NULL)) {
-        swf_fetch_add_relaxed_64(&c->x_fails_injected, 1);
-        return swf_fail_null("swf_cache_alloc", EAGAIN, "failure injected (swf_failslab)");
+    struct swfi_tls_slot *mine = swfi_tls_slot(&c->owner);
+    if (swfi_failslab_should_fail(&c->fs, mine ? &mine->block : NULL, mine ? &mine->count : NULL)) {
+        swfi_fetch_add_relaxed_64(&c->x_fails_injected, 1);
+        return swfi_fail_null("swf_cache_alloc", EAGAIN, "failure injected (swf_failslab)");
     }
     bool claimed;
-    struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
+    struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
     void *obj = take(c, ts);
     if (obj == NULL)
-        obj = swf_shared_take(c, claimed ? ts : NULL, false);
+        obj = swfi_shared_take(c, claimed ? ts : NULL, false);
     if (obj != NULL)
         count_alloc(c, ts, mode);
     else if (ts != NULL)
-        swf_counter_add(&ts->x_fails_nowait, 1);
+        swfi_counter_add(&ts->x_fails_nowait, 1);
     else
-        swf_fetch_add_relaxed_64(&c->x_fails_nowait, 1);
-    swf_tstate_done(ts, claimed);
+        swfi_fetch_add_relaxed_64(&c->x_fails_nowait, 1);
+    swfi_tstate_done(ts, claimed);
     if (obj == NULL)
-        return swf_fail_null("swf_cache_alloc", EAGAIN, "no object ready for this thread");
-    swf_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
-    swf_mark_clear(obj);
+        return swfi_fail_null("swf_cache_alloc", EAGAIN, "no object ready for this thread");
+    swfi_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
+    swfi_mark_clear(obj);
     return obj;
 }
 
@@ -117,11 +117,11 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
      * injection configured, no full checks, and an object in this thread's loaded magazine. */
     struct swf_tstate *ts;
     if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT &&
-                   swf_load_relaxed_32(&c->owner.head.x_slow) == 0 &&
-                   (ts = swf_tls_get(&c->owner)) != NULL && ts->pub.loaded->n > 0)) {
+                   swfi_load_relaxed_32(&c->owner.head.x_slow) == 0 &&
+                   (ts = swfi_tls_get(&c->owner)) != NULL && ts->pub.loaded->n > 0)) {
         void *obj = ts->pub.loaded->obj[--ts->pub.loaded->n];
-        swf_mark_clear(obj);
-        swf_counter_add(&ts->pub.x_allocs_nowait, 1);
+        swfi_mark_clear(obj);
+        swfi_counter_add(&ts->pub.x_allocs_nowait, 1);
         return obj;
     }
     return alloc_slow(c, mode);
@@ -132,22 +132,22 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
 static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
 {
     if (c == NULL)
-        return swf_fail("swf_cache_free", EINVAL, "c is NULL");
+        return swfi_fail("swf_cache_free", EINVAL, "c is NULL");
     if (obj == NULL)
         return 0;
     bool claimed;
-    struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
-    swf_free_check(c, ts, "swf_cache_free", obj);
-    swf_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
-    swf_mark_free(c, obj); /* before the object goes where another thread can take it */
+    struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
+    swfi_free_check(c, ts, "swf_cache_free", obj);
+    swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+    swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
     if (ts == NULL) {
-        swf_depot_put_one(c, obj);
-        swf_fetch_add_relaxed_64(&c->x_frees, 1);
+        swfi_depot_put_one(c, obj);
+        swfi_fetch_add_relaxed_64(&c->x_frees, 1);
         return 0;
     }
-    swf_counter_add(&ts->pub.x_frees, 1);
-    swf_tstate_put(c, ts, obj);
-    swf_tstate_done(ts, claimed);
+    swfi_counter_add(&ts->pub.x_frees, 1);
+    swfi_tstate_put(c, ts, obj);
+    swfi_tstate_done(ts, claimed);
     return 0;
 }
 
@@ -157,14 +157,14 @@ int swf_cache_free(struct swf_cache *c, void *obj)
      * thread last freed into that does not carry the free mark (freecheck.c; with full checks on,
      * no chunk is remembered, so every free takes the slow path). */
     struct swf_tstate *ts;
-    if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swf_tls_get(&c->owner)) != NULL &&
-                   ts->pub.loaded->n < MAG_CAP && swf_free_ok(c, ts, obj))) {
+    if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swfi_tls_get(&c->owner)) != NULL &&
+                   ts->pub.loaded->n < MAG_CAP && swfi_free_ok(c, ts, obj))) {
         struct swf_magazine_ *m = ts->pub.loaded;
         uint32_t n = m->n; /* read before the mark's store, which the compiler cannot tell apart */
-        swf_mark_free(c, obj);
+        swfi_mark_free(c, obj);
         m->obj[n] = obj;
         m->n = n + 1;
-        swf_counter_add(&ts->pub.x_frees, 1);
+        swfi_counter_add(&ts->pub.x_frees, 1);
         return 0;
     }
     return free_slow(c, obj);
@@ -177,7 +177,7 @@ int swf_cache_free(struct swf_cache *c, void *obj)
 static void mark_given(struct swf_cache *c, void *const *objs, size_t i, size_t end)
 {
     for (; c->checks && i < end; i++)
-        swf_debug_transition(c, "swf_cache_alloc_bulk", objs[i], OBJ_FREE, OBJ_ALLOC);
+        swfi_debug_transition(c, "swf_cache_alloc_bulk", objs[i], OBJ_FREE, OBJ_ALLOC);
 }
 
 /* The run of entries from i that are NULL (want_null) or not: one past its end. */
@@ -189,7 +189,7 @@ static size_t run_end(void *const *objs, size_t i, size_t n, bool want_null)
 }
 
 /* Give a bound thread's objects to the NULL entries: whole runs copied from its loaded magazine,
- * which swf_tstate_take refills (prev, then a depot magazine) as it runs dry. */
+ * which swfi_tstate_take refills (prev, then a depot magazine) as it runs dry. */
 static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void **objs, size_t n)
 {
     size_t given = 0;
@@ -197,7 +197,7 @@ static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *
         for (size_t end = run_end(objs, i, n, true); i < end;) {
             struct swf_magazine_ *m = ts->pub.loaded;
             if (m->n == 0) {
-                void *obj = swf_tstate_take(c, ts);
+                void *obj = swfi_tstate_take(c, ts);
                 if (obj == NULL)
                     return given;
                 objs[i] = obj;
@@ -226,14 +226,14 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (objs[i] != NULL)
             continue;
-        if (next == nbuf && (nbuf = swf_depot_take_into(c, buf, MAG_CAP), next = 0, nbuf == 0))
+        if (next == nbuf && (nbuf = swfi_depot_take_into(c, buf, MAG_CAP), next = 0, nbuf == 0))
             break;
         objs[i] = buf[next++];
         mark_given(c, objs, i, i + 1);
         given++;
     }
     if (next < nbuf)
-        swf_depot_put_many(c, buf + next, nbuf - next); /* took more than needed: back */
+        swfi_depot_put_many(c, buf + next, nbuf - next); /* took more than needed: back */
     return given;
 }
 
@@ -242,23 +242,23 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
 static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls)
 {
     bool claimed;
-    struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
+    struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
     size_t given = ts ? take_bulk_bound(c, ts, objs, n) : take_bulk_shared(c, objs, n);
     for (size_t i = 0; given < nulls && i < n; i++) {
         if (objs[i] != NULL)
             continue;
-        if ((objs[i] = swf_shared_take(c, claimed ? ts : NULL, false)) == NULL)
+        if ((objs[i] = swfi_shared_take(c, claimed ? ts : NULL, false)) == NULL)
             break;
         mark_given(c, objs, i, i + 1);
         given++;
     }
     if (ts != NULL) {
-        swf_counter_add(&ts->pub.x_allocs_nowait, given);
-        swf_counter_add(&ts->x_fails_nowait, nulls - given);
-        swf_tstate_done(ts, claimed);
+        swfi_counter_add(&ts->pub.x_allocs_nowait, given);
+        swfi_counter_add(&ts->x_fails_nowait, nulls - given);
+        swfi_tstate_done(ts, claimed);
     } else {
-        swf_fetch_add_relaxed_64(&c->x_allocs_nowait, given);
-        swf_fetch_add_relaxed_64(&c->x_fails_nowait, nulls - given);
+        swfi_fetch_add_relaxed_64(&c->x_allocs_nowait, given);
+        swfi_fetch_add_relaxed_64(&c->x_fails_nowait, nulls - given);
     }
     return given;
 }
@@ -266,7 +266,7 @@ static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls
 /* An alloc_bulk failure: errno and the reason set, nothing to count. */
 static size_t bulk_fails(int err, const char *reason)
 {
-    errno = swf_fail("swf_cache_alloc_bulk", err, reason);
+    errno = swfi_fail("swf_cache_alloc_bulk", err, reason);
     return 0;
 }
 
@@ -282,7 +282,7 @@ size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void 
     for (size_t i = 0; i < n; i++)
         nulls += objs[i] == NULL;
     size_t given = 0;
-    if (mode == SWF_NOWAIT && !(swf_load_relaxed_32(&c->owner.head.x_slow) & SLOW_FAILSLAB)) {
+    if (mode == SWF_NOWAIT && !(swfi_load_relaxed_32(&c->owner.head.x_slow) & SLOW_FAILSLAB)) {
         given = take_bulk(c, objs, n, nulls);
     } else {
         /* WAIT, and NOWAIT under injection, one call per entry: injection numbers every call. */
@@ -291,10 +291,10 @@ size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void 
                 given++;
     }
     if (given < nulls)
-        errno = swf_fail(__func__, mode == SWF_NOWAIT ? EAGAIN : ENOMEM,
-                         mode == SWF_NOWAIT
-                             ? "not enough objects ready for this thread (or failures injected)"
-                             : "the limit, the magazine table or the system stopped it");
+        errno = swfi_fail(__func__, mode == SWF_NOWAIT ? EAGAIN : ENOMEM,
+                          mode == SWF_NOWAIT
+                              ? "not enough objects ready for this thread (or failures injected)"
+                              : "the limit, the magazine table or the system stopped it");
     return n - nulls + given;
 }
 
@@ -304,12 +304,12 @@ static void owners_ok(struct swf_cache *c, struct swf_tstate *ts, void *const *o
                       size_t end)
 {
     for (; i < end; i++)
-        if (SWF_UNLIKELY(!swf_owned(c, ts, objs[i])))
-            swf_owner_check(c, ts, "swf_cache_free_bulk", objs[i]);
+        if (SWF_UNLIKELY(!swfi_owned(c, ts, objs[i])))
+            swfi_owner_check(c, ts, "swf_cache_free_bulk", objs[i]);
 }
 
 /* Put a bound thread's non-NULL entries into its loaded magazine: whole runs checked (the owner
- * only: a bulk free writes no mark) and copied; swf_tstate_put makes room (prev, an empty depot
+ * only: a bulk free writes no mark) and copied; swfi_tstate_put makes room (prev, an empty depot
  * magazine) when it is full. Returns how many. */
 static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *const *objs,
                                size_t n)
@@ -321,7 +321,7 @@ static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void 
             uint32_t room = MAG_CAP - m->n;
             if (room == 0) {
                 owners_ok(c, ts, objs, i, i + 1);
-                swf_tstate_put(c, ts, objs[i++]);
+                swfi_tstate_put(c, ts, objs[i++]);
                 freed++;
                 continue;
             }
@@ -342,12 +342,12 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
     SWF_CHECK_ARG(objs == NULL && n > 0, EINVAL, "objs is NULL and n is not 0");
     for (size_t i = 0; c->checks && i < n; i++)
         if (objs[i] != NULL)
-            swf_debug_transition(c, "swf_cache_free_bulk", objs[i], OBJ_ALLOC, OBJ_FREE);
+            swfi_debug_transition(c, "swf_cache_free_bulk", objs[i], OBJ_ALLOC, OBJ_FREE);
     bool claimed;
-    struct swf_tstate *ts = swf_tstate_for_call(c, &claimed);
+    struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
     if (ts != NULL) {
-        swf_counter_add(&ts->pub.x_frees, put_bulk_bound(c, ts, objs, n));
-        swf_tstate_done(ts, claimed);
+        swfi_counter_add(&ts->pub.x_frees, put_bulk_bound(c, ts, objs, n));
+        swfi_tstate_done(ts, claimed);
         return 0;
     }
     void *buf[MAG_CAP];
@@ -356,17 +356,17 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (objs[i] == NULL)
             continue;
-        swf_owner_check(c, NULL, "swf_cache_free_bulk", objs[i]);
+        swfi_owner_check(c, NULL, "swf_cache_free_bulk", objs[i]);
         buf[nbuf++] = objs[i];
         freed++;
         if (nbuf == MAG_CAP) {
-            swf_depot_put_many(c, buf, nbuf);
+            swfi_depot_put_many(c, buf, nbuf);
             nbuf = 0;
         }
     }
     if (nbuf > 0)
-        swf_depot_put_many(c, buf, nbuf);
-    swf_fetch_add_relaxed_64(&c->x_frees, freed);
+        swfi_depot_put_many(c, buf, nbuf);
+    swfi_fetch_add_relaxed_64(&c->x_frees, freed);
     return 0;
 }
 
@@ -376,7 +376,7 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
 static uint64_t reachable_objects(struct swf_cache *c, struct swf_tstate *ts)
 {
     uint64_t mine = ts ? ts->pub.loaded->n + ts->pub.prev->n : 0;
-    return mine + swf_load_relaxed_64(&c->x_depot_objs) + swf_load_relaxed_64(&c->x_loose_objs);
+    return mine + swfi_load_relaxed_64(&c->x_depot_objs) + swfi_load_relaxed_64(&c->x_loose_objs);
 }
 
 int swf_cache_grow(struct swf_cache *c, size_t n)
@@ -385,27 +385,27 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     int err = 0;
     const char *why = NULL;
     pthread_mutex_lock(&c->refill_lock);
-    struct swf_tstate *ts = swf_tstate_bind_locked(c);
-    swf_pools_replenish(c);
+    struct swf_tstate *ts = swfi_tstate_bind_locked(c);
+    swfi_pools_replenish(c);
     uint64_t have = reachable_objects(c, ts);
-    if (have < n && ((err = swf_map_check(c, (size_t)(n - have))) != 0 ||
-                     (err = swf_map_objects(c, (size_t)(n - have))) != 0))
+    if (have < n && ((err = swfi_map_check(c, (size_t)(n - have))) != 0 ||
+                     (err = swfi_map_objects(c, (size_t)(n - have))) != 0))
         why = c->map_why;
-    swf_pools_replenish(c);
+    swfi_pools_replenish(c);
     pthread_mutex_unlock(&c->refill_lock);
     if (err != 0)
-        return swf_fail(__func__, err, why);
+        return swfi_fail(__func__, err, why);
     if (ts == NULL)
-        return swf_fail(__func__, ENOMEM, "no memory for this thread's magazines");
+        return swfi_fail(__func__, ENOMEM, "no memory for this thread's magazines");
     return 0;
 }
 
 int swf_cache_flush(struct swf_cache *c)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
-    struct swf_tstate *ts = swf_tls_unbind(&c->owner);
+    struct swf_tstate *ts = swfi_tls_unbind(&c->owner);
     if (ts != NULL)
-        swf_tstate_release(c, ts);
+        swfi_tstate_release(c, ts);
     return 0;
 }
 
@@ -413,7 +413,7 @@ int swf_cache_set_limit(struct swf_cache *c, size_t limit)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     pthread_mutex_lock(&c->refill_lock);
-    swf_store_relaxed_64(&c->x_limit, limit);
+    swfi_store_relaxed_64(&c->x_limit, limit);
     pthread_mutex_unlock(&c->refill_lock);
     return 0;
 }
@@ -424,10 +424,10 @@ int swf_cache_set_failslab(struct swf_cache *c, const struct swf_failslab *fs)
     SWF_CHECK_ARG(fs != NULL && fs->probability > 100, EINVAL, "fs->probability is above 100");
     SWF_CHECK_ARG(fs != NULL && fs->times < -1, EINVAL, "fs->times is below -1");
     pthread_mutex_lock(&c->refill_lock);
-    int err = swf_failslab_set(&c->fs, fs);
+    int err = swfi_failslab_set(&c->fs, fs);
     update_slow(c);
     pthread_mutex_unlock(&c->refill_lock);
-    return err ? swf_fail(__func__, err, "no memory for the settings") : 0;
+    return err ? swfi_fail(__func__, err, "no memory for the settings") : 0;
 }
 
 int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
@@ -437,30 +437,30 @@ int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
     struct swf_cache_stats s;
     memset(&s, 0, sizeof(s));
     /* Acquire pairs with deferred_done's release: a callback counted here has finished. */
-    uint64_t done = swf_load_acquire_64(&c->x_deferred_done);
-    uint32_t nts = swf_load_acquire_32(&c->tstates.x_count);
+    uint64_t done = swfi_load_acquire_64(&c->x_deferred_done);
+    uint32_t nts = swfi_load_acquire_32(&c->tstates.x_count);
     for (uint32_t i = 0; i < nts; i++) {
-        struct swf_tstate *ts = swf_itable_node(&c->tstates, i);
-        s.allocs_nowait += swf_load_relaxed_64(&ts->pub.x_allocs_nowait);
-        s.allocs_wait += swf_load_relaxed_64(&ts->x_allocs_wait);
-        s.fails_nowait += swf_load_relaxed_64(&ts->x_fails_nowait);
-        s.frees += swf_load_relaxed_64(&ts->pub.x_frees);
+        struct swf_tstate *ts = swfi_itable_node(&c->tstates, i);
+        s.allocs_nowait += swfi_load_relaxed_64(&ts->pub.x_allocs_nowait);
+        s.allocs_wait += swfi_load_relaxed_64(&ts->x_allocs_wait);
+        s.fails_nowait += swfi_load_relaxed_64(&ts->x_fails_nowait);
+        s.frees += swfi_load_relaxed_64(&ts->pub.x_frees);
     }
-    s.allocs_nowait += swf_load_relaxed_64(&c->x_allocs_nowait);
-    s.allocs_wait += swf_load_relaxed_64(&c->x_allocs_wait);
-    s.fails_nowait += swf_load_relaxed_64(&c->x_fails_nowait);
-    s.fails_injected = swf_load_relaxed_64(&c->x_fails_injected);
-    s.fails_wait = swf_load_relaxed_64(&c->x_fails_wait);
-    s.frees += swf_load_relaxed_64(&c->x_frees) + done;
-    s.deferred_queued = swf_load_relaxed_64(&c->x_deferred_queued);
+    s.allocs_nowait += swfi_load_relaxed_64(&c->x_allocs_nowait);
+    s.allocs_wait += swfi_load_relaxed_64(&c->x_allocs_wait);
+    s.fails_nowait += swfi_load_relaxed_64(&c->x_fails_nowait);
+    s.fails_injected = swfi_load_relaxed_64(&c->x_fails_injected);
+    s.fails_wait = swfi_load_relaxed_64(&c->x_fails_wait);
+    s.frees += swfi_load_relaxed_64(&c->x_frees) + done;
+    s.deferred_queued = swfi_load_relaxed_64(&c->x_deferred_queued);
     s.deferred_pending = s.deferred_queued - done;
     s.alive = s.allocs_nowait + s.allocs_wait - s.frees;
-    s.capacity = swf_load_relaxed_64(&c->x_capacity);
+    s.capacity = swfi_load_relaxed_64(&c->x_capacity);
     s.ready = s.capacity - s.alive;
-    s.limit = swf_load_relaxed_64(&c->x_limit);
-    s.bytes_mapped = swf_load_relaxed_64(&c->x_bytes_mapped);
-    s.huge_bytes = swf_load_relaxed_64(&c->x_huge_bytes);
-    s.chunks = swf_load_relaxed_64(&c->x_chunks);
+    s.limit = swfi_load_relaxed_64(&c->x_limit);
+    s.bytes_mapped = swfi_load_relaxed_64(&c->x_bytes_mapped);
+    s.huge_bytes = swfi_load_relaxed_64(&c->x_huge_bytes);
+    s.chunks = swfi_load_relaxed_64(&c->x_chunks);
     s.object_size = c->object_size;
     s.stride = c->stride;
     *out = s;
@@ -479,12 +479,12 @@ static size_t natural_align(size_t size)
 
 static void cache_free_memory(struct swf_cache *c)
 {
-    swf_chunks_free(c);
-    swf_failslab_fini(&c->fs);
+    swfi_chunks_free(c);
+    swfi_failslab_fini(&c->fs);
     if (c->mags.x_blocks != NULL)
-        swf_itable_fini(&c->mags);
+        swfi_itable_fini(&c->mags);
     if (c->tstates.x_blocks != NULL)
-        swf_itable_fini(&c->tstates);
+        swfi_itable_fini(&c->tstates);
     pthread_mutex_destroy(&c->refill_lock);
     free(c);
 }
@@ -496,7 +496,7 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     SWF_CHECK_ARG(cfg->object_size == 0, EINVAL, "cfg->object_size is 0");
     SWF_CHECK_ARG(cfg->object_size > SWF_CACHE_OBJECT_MAX, EINVAL,
                   "cfg->object_size is above SWF_CACHE_OBJECT_MAX");
-    SWF_CHECK_ARG(cfg->align != 0 && !swf_is_pow2(cfg->align), EINVAL,
+    SWF_CHECK_ARG(cfg->align != 0 && !swfi_is_pow2(cfg->align), EINVAL,
                   "cfg->align is not a power of two");
     SWF_CHECK_ARG(cfg->align > SWF_CACHE_ALIGN_MAX, EINVAL,
                   "cfg->align is above SWF_CACHE_ALIGN_MAX");
@@ -508,14 +508,14 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     SWF_CHECK_ARG(cfg->grow_threads > SWF_CACHE_GROW_THREADS_MAX, EINVAL,
                   "cfg->grow_threads is above SWF_CACHE_GROW_THREADS_MAX");
     SWF_CHECK_ARG(cfg->checks > 1, EINVAL, "cfg->checks is neither 0 nor 1");
-    SWF_CHECK_ARG(cfg->huge_pages == SWF_HUGE_PAGES_REQUIRED && !swf_thp_available(), ENOTSUP,
+    SWF_CHECK_ARG(cfg->huge_pages == SWF_HUGE_PAGES_REQUIRED && !swfi_thp_available(), ENOTSUP,
                   "huge pages are required but the system has transparent huge pages off");
     for (size_t i = 0; i < sizeof(cfg->reserved) / sizeof(cfg->reserved[0]); i++)
         SWF_CHECK_ARG(cfg->reserved[i] != 0, EINVAL, "cfg->reserved is not zero");
 
     struct swf_cache *c;
     if (posix_memalign((void **)&c, 64, sizeof(*c)) != 0)
-        return swf_fail(__func__, ENOMEM, "no memory for the cache");
+        return swfi_fail(__func__, ENOMEM, "no memory for the cache");
     memset(c, 0, sizeof(*c));
     c->object_size = cfg->object_size;
     c->align = cfg->align ? cfg->align : natural_align(cfg->object_size);
@@ -523,39 +523,39 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
      * objects of align 1, 2 or 4 are spaced (and aligned) as if their alignment were 8. */
     size_t link_align = c->align < sizeof(void *) ? sizeof(void *) : c->align;
     size_t min_size = cfg->object_size < sizeof(void *) ? sizeof(void *) : cfg->object_size;
-    (void)swf_round_up(min_size, link_align, &c->stride); /* cannot overflow: size <= 1 GiB */
+    (void)swfi_round_up(min_size, link_align, &c->stride); /* cannot overflow: size <= 1 GiB */
     c->lock_memory = cfg->lock_memory;
     c->huge_pages = cfg->huge_pages;
     c->grow_threads = cfg->grow_threads ? cfg->grow_threads : 1;
-    c->checks = cfg->checks || swf_checks_all();
-    swf_free_check_init(c);
+    c->checks = cfg->checks || swfi_checks_all();
+    swfi_free_check_init(c);
     snprintf(c->name, sizeof(c->name), "%s", cfg->name ? cfg->name : "");
     c->x_limit = cfg->limit;
-    c->owner.ops = &swf_cache_owner_ops;
+    c->owner.ops = &swfi_cache_owner_ops;
     pthread_mutex_init(&c->refill_lock, NULL);
 
-    int err = swf_failslab_from_env(&c->fs, cfg->name);
+    int err = swfi_failslab_from_env(&c->fs, cfg->name);
     update_slow(c);
     const char *why = err == EINVAL ? "SWF_FAILSLAB is malformed" : "no memory for the cache";
     if (err == 0 &&
-        (swf_itable_init(&c->mags, sizeof(struct swf_mag), MAG_BLOCK_SHIFT, MAG_BLOCKS_MAX) != 0 ||
-         swf_itable_init(&c->tstates, (sizeof(struct swf_tstate) + 63) & ~(size_t)63,
-                         TS_BLOCK_SHIFT, TS_BLOCKS_MAX) != 0))
+        (swfi_itable_init(&c->mags, sizeof(struct swf_mag), MAG_BLOCK_SHIFT, MAG_BLOCKS_MAX) != 0 ||
+         swfi_itable_init(&c->tstates, (sizeof(struct swf_tstate) + 63) & ~(size_t)63,
+                          TS_BLOCK_SHIFT, TS_BLOCKS_MAX) != 0))
         err = ENOMEM;
     pthread_mutex_lock(&c->refill_lock);
-    /* Tables and shared states wait for the first use (swf_cache_first_use); a prefill is one. */
-    if (err == 0 && cfg->prefill > 0 && (err = swf_cache_first_use(c)) == 0) {
-        swf_pools_replenish(c);
-        if ((err = swf_map_check(c, cfg->prefill)) != 0 ||
-            (err = swf_map_objects(c, cfg->prefill)) != 0)
+    /* Tables and shared states wait for the first use (swfi_cache_first_use); a prefill is one. */
+    if (err == 0 && cfg->prefill > 0 && (err = swfi_cache_first_use(c)) == 0) {
+        swfi_pools_replenish(c);
+        if ((err = swfi_map_check(c, cfg->prefill)) != 0 ||
+            (err = swfi_map_objects(c, cfg->prefill)) != 0)
             why = c->map_why;
     }
     pthread_mutex_unlock(&c->refill_lock);
-    if (err == 0 && (err = swf_tls_owner_register(&c->owner)) != 0)
+    if (err == 0 && (err = swfi_tls_owner_register(&c->owner)) != 0)
         why = "SWF_CACHE_MAX caches and registries are alive";
     if (err != 0) {
         cache_free_memory(c);
-        return swf_fail(__func__, err, why);
+        return swfi_fail(__func__, err, why);
     }
     *out = c;
     return 0;
@@ -567,8 +567,8 @@ int swf_cache_destroy(struct swf_cache *c)
     struct swf_cache_stats s;
     swf_cache_stats(c, &s);
     if (s.alive != 0)
-        return swf_fail(__func__, EBUSY, "objects are alive (or awaiting a grace period)");
-    swf_tls_owner_unregister(&c->owner);
+        return swfi_fail(__func__, EBUSY, "objects are alive (or awaiting a grace period)");
+    swfi_tls_owner_unregister(&c->owner);
     cache_free_memory(c);
     return 0;
 }

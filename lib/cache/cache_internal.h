@@ -36,7 +36,7 @@
  * The blocking paths (WAIT, grow, set_limit, set_failslab, binding a thread on one of them)
  * serialise on refill_lock: mapping memory and growing tables happen there and nowhere else.
  * A cache makes its tables, shared states and spare magazines at its first use on one of them
- * (swf_cache_first_use), not at create: a cache that is never used costs its struct alone.
+ * (swfi_cache_first_use), not at create: a cache that is never used costs its struct alone.
  */
 #ifndef SWF_LIB_CACHE_INTERNAL_H
 #define SWF_LIB_CACHE_INTERNAL_H
@@ -99,22 +99,22 @@ struct swf_tstate {
                        * CLAIM_ABANDONED in a child of fork when a thread of the parent did */
 };
 
-static inline struct swf_mag *swf_mag_of(struct swf_magazine_ *m)
+static inline struct swf_mag *swfi_mag_of(struct swf_magazine_ *m)
 {
     return (struct swf_mag *)(void *)m; /* pub is the first member */
 }
 
-static inline struct swf_mag *swf_ts_loaded(const struct swf_tstate *ts)
+static inline struct swf_mag *swfi_ts_loaded(const struct swf_tstate *ts)
 {
-    return swf_mag_of(ts->pub.loaded);
+    return swfi_mag_of(ts->pub.loaded);
 }
 
-static inline struct swf_mag *swf_ts_prev(const struct swf_tstate *ts)
+static inline struct swf_mag *swfi_ts_prev(const struct swf_tstate *ts)
 {
-    return swf_mag_of(ts->pub.prev);
+    return swfi_mag_of(ts->pub.prev);
 }
 
-static inline void swf_ts_set(struct swf_tstate *ts, struct swf_mag *loaded, struct swf_mag *prev)
+static inline void swfi_ts_set(struct swf_tstate *ts, struct swf_mag *loaded, struct swf_mag *prev)
 {
     ts->pub.loaded = loaded ? &loaded->pub : NULL;
     ts->pub.prev = prev ? &prev->pub : NULL;
@@ -178,115 +178,115 @@ struct swf_cache {
     uint64_t x_bytes_mapped;
     uint64_t x_huge_bytes;
     uint64_t x_chunks;
-    const char *map_why; /* why the last swf_map_objects came up short */
+    const char *map_why; /* why the last swfi_map_objects came up short */
 };
 
 /* ---- the depot's stacks ----------------------------------------------------------------------
  */
 
-static inline struct swf_mag *swf_mag_at(struct swf_cache *c, uint32_t index)
+static inline struct swf_mag *swfi_mag_at(struct swf_cache *c, uint32_t index)
 {
-    return (struct swf_mag *)swf_itable_node(&c->mags, index);
+    return (struct swf_mag *)swfi_itable_node(&c->mags, index);
 }
 
 /* Put a magazine on the depot: the full, partial or empty stack, by how much it holds. */
-static inline void swf_depot_put(struct swf_cache *c, struct swf_mag *m)
+static inline void swfi_depot_put(struct swf_cache *c, struct swf_mag *m)
 {
     if (m->pub.n == 0) {
-        swf_fetch_add_relaxed_64(&c->x_empty_mags, 1);
-        swf_istack_push(&c->empty, &c->mags, m->index);
+        swfi_fetch_add_relaxed_64(&c->x_empty_mags, 1);
+        swfi_istack_push(&c->empty, &c->mags, m->index);
         return;
     }
-    swf_fetch_add_relaxed_64(&c->x_depot_objs, m->pub.n);
-    swf_istack_push(m->pub.n == MAG_CAP ? &c->full : &c->partial, &c->mags, m->index);
+    swfi_fetch_add_relaxed_64(&c->x_depot_objs, m->pub.n);
+    swfi_istack_push(m->pub.n == MAG_CAP ? &c->full : &c->partial, &c->mags, m->index);
 }
 
 /* A magazine holding objects, full ones first; NULL when the depot has none. */
-static inline struct swf_mag *swf_depot_get_objects(struct swf_cache *c)
+static inline struct swf_mag *swfi_depot_get_objects(struct swf_cache *c)
 {
-    uint32_t i = swf_istack_pop(&c->full, &c->mags);
-    if (i == UINT32_MAX && (i = swf_istack_pop(&c->partial, &c->mags)) == UINT32_MAX)
+    uint32_t i = swfi_istack_pop(&c->full, &c->mags);
+    if (i == UINT32_MAX && (i = swfi_istack_pop(&c->partial, &c->mags)) == UINT32_MAX)
         return NULL;
-    struct swf_mag *m = swf_mag_at(c, i);
-    swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
+    struct swf_mag *m = swfi_mag_at(c, i);
+    swfi_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
     return m;
 }
 
-static inline struct swf_mag *swf_depot_get_empty(struct swf_cache *c)
+static inline struct swf_mag *swfi_depot_get_empty(struct swf_cache *c)
 {
-    uint32_t i = swf_istack_pop(&c->empty, &c->mags);
+    uint32_t i = swfi_istack_pop(&c->empty, &c->mags);
     if (i == UINT32_MAX)
         return NULL;
-    swf_fetch_sub_relaxed_64(&c->x_empty_mags, 1);
-    return swf_mag_at(c, i);
+    swfi_fetch_sub_relaxed_64(&c->x_empty_mags, 1);
+    return swfi_mag_at(c, i);
 }
 
 /* ---- mag.c -----------------------------------------------------------------------------------
  */
 
 /* Add a block of empty magazines (refill_lock held). 0 or ENOMEM (table full, or no memory). */
-int swf_mags_make(struct swf_cache *c);
+int swfi_mags_make(struct swf_cache *c);
 
 /* Make sure at least n empty magazines are on the depot (refill_lock held); best effort. */
-void swf_mags_reserve(struct swf_cache *c, uint64_t n);
+void swfi_mags_reserve(struct swf_cache *c, uint64_t n);
 
 /* Take `count` empty magazines into a private chain linked through x_next (index + 1), making
  * more if the depot runs dry (under refill_lock, which the caller holds when `locked`). Returns
  * how many it took: all, or fewer when the magazine table or memory ran out. */
-size_t swf_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struct swf_mag **head);
+size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struct swf_mag **head);
 
 /* Give a private chain's magazines back to the depot. */
-void swf_mags_put_chain(struct swf_cache *c, struct swf_mag *head);
+void swfi_mags_put_chain(struct swf_cache *c, struct swf_mag *head);
 
 /* The next magazine of a private chain, or NULL. */
-struct swf_mag *swf_mags_chain_next(struct swf_cache *c, struct swf_mag *m);
+struct swf_mag *swfi_mags_chain_next(struct swf_cache *c, struct swf_mag *m);
 
 /* ---- depot.c: the shared path ----------------------------------------------------------------
  */
 
 /* The shared path, for threads without a thread state: one object straight from the depot (or
  * the loose list), and one object straight back. Lock-free, O(1) per object. */
-void *swf_depot_take_one(struct swf_cache *c);
-void swf_depot_put_one(struct swf_cache *c, void *obj);
+void *swfi_depot_take_one(struct swf_cache *c);
+void swfi_depot_put_one(struct swf_cache *c, void *obj);
 
 /* The same in bulk: up to `want` objects from one depot magazine into dst (or one loose object),
  * returning how many; and n objects into as few magazines as have room. Lock-free. */
-uint32_t swf_depot_take_into(struct swf_cache *c, void **dst, uint32_t want);
-void swf_depot_put_many(struct swf_cache *c, void *const *objs, size_t n);
+uint32_t swfi_depot_take_into(struct swf_cache *c, void **dst, uint32_t want);
+void swfi_depot_put_many(struct swf_cache *c, void *const *objs, size_t n);
 
 /* ---- loose.c ---------------------------------------------------------------------------------
  */
 
 /* Push one object on the loose list. Lock-free. */
-void swf_loose_push(struct swf_cache *c, void *obj);
+void swfi_loose_push(struct swf_cache *c, void *obj);
 
 /* Move up to `room` loose objects into m; the rest go into empty magazines on the depot (or
  * back on the loose list when there are none). Returns how many moved into m. Lock-free. */
-uint32_t swf_loose_take(struct swf_cache *c, struct swf_mag *m, uint32_t room);
+uint32_t swfi_loose_take(struct swf_cache *c, struct swf_mag *m, uint32_t room);
 
 /* Put every loose object into magazines, making magazines as needed (refill_lock held). */
-void swf_loose_drain(struct swf_cache *c);
+void swfi_loose_drain(struct swf_cache *c);
 
 /* ---- tstate.c --------------------------------------------------------------------------------
  */
 
 /* Bind the calling thread to c from the spare pools, lock-free; NULL when the thread was never
- * prepared (swf_tls_bindable) or a pool is dry. */
-struct swf_tstate *swf_tstate_bind_nowait(struct swf_cache *c);
+ * prepared (swfi_tls_bindable) or a pool is dry. */
+struct swf_tstate *swfi_tstate_bind_nowait(struct swf_cache *c);
 
 /* The calling thread's state, binding it first if need be, making thread states and magazines as
  * needed (refill_lock held; allocates). NULL only when memory or the tables ran out. */
-struct swf_tstate *swf_tstate_bind_locked(struct swf_cache *c);
+struct swf_tstate *swfi_tstate_bind_locked(struct swf_cache *c);
 
 /* The cache's first use (a blocking path, refill_lock held): make the shared states and the
  * first magazines, unless they were made. 0 or ENOMEM (nothing made; the next use tries again).
  * Until then the cache holds no table block, and NOWAIT finds nothing (EAGAIN). */
-int swf_cache_first_use(struct swf_cache *c);
+int swfi_cache_first_use(struct swf_cache *c);
 
 /* The thread state a lock-free call works on: the calling thread's own (bound now if it can be),
- * else a shared state claimed for this call (*claimed set: give it back with swf_tstate_done),
+ * else a shared state claimed for this call (*claimed set: give it back with swfi_tstate_done),
  * else NULL: the call goes to the depot. Lock-free. */
-struct swf_tstate *swf_tstate_for_call(struct swf_cache *c, bool *claimed);
+struct swf_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed);
 
 /* An object from any shared state but `held` (the one the caller holds, or NULL): where an
  * allocation looks before it gives up (NOWAIT) or maps memory (WAIT), so that objects freed by
@@ -294,32 +294,32 @@ struct swf_tstate *swf_tstate_for_call(struct swf_cache *c, bool *claimed);
  * NULL when none has one or all are taken at this moment; with `wait` (WAIT only, after mapping
  * failed, never under refill_lock), it waits out each state's current claimer in short sleeps,
  * so NULL means none had one. */
-void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait);
+void *swfi_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait);
 
-static inline void swf_tstate_done(struct swf_tstate *ts, bool claimed)
+static inline void swfi_tstate_done(struct swf_tstate *ts, bool claimed)
 {
     if (claimed) /* Release: our work on its magazines before the next claimer's acquire. */
-        swf_store_release_32(&ts->x_claim, 0);
+        swfi_store_release_32(&ts->x_claim, 0);
 }
 
 /* Give a thread state back: its magazines to the depot, itself to the free pool. Lock-free. */
-void swf_tstate_release(struct swf_cache *c, struct swf_tstate *ts);
+void swfi_tstate_release(struct swf_cache *c, struct swf_tstate *ts);
 
 /* Keep spare empty magazines and free thread states around, and put loose objects back into
  * magazines (refill_lock held; best effort). */
-void swf_pools_replenish(struct swf_cache *c);
+void swfi_pools_replenish(struct swf_cache *c);
 
 /* The slow halves of a bound thread's alloc and free: its prev magazine, then the depot, then
  * the loose list. Lock-free. take returns NULL when nothing is ready for the thread. */
-void *swf_tstate_take(struct swf_cache *c, struct swf_tstate *ts);
-void swf_tstate_put(struct swf_cache *c, struct swf_tstate *ts, void *obj);
+void *swfi_tstate_take(struct swf_cache *c, struct swf_tstate *ts);
+void swfi_tstate_put(struct swf_cache *c, struct swf_tstate *ts, void *obj);
 
-extern const struct swf_owner_ops swf_cache_owner_ops;
+extern const struct swf_owner_ops swfi_cache_owner_ops;
 
 /* ---- chunk.c ---------------------------------------------------------------------------------
  */
 
-/* How swf_map_prepared prepares a mapping. */
+/* How swfi_map_prepared prepares a mapping. */
 struct swf_prep {
     unsigned int lock;    /* mlock it */
     bool huge;            /* 2 MiB-aligned, MADV_HUGEPAGE */
@@ -330,60 +330,60 @@ struct swf_prep {
 
 /* Map, align and prepare (every page present and writable; locked if asked) `bytes` bytes.
  * Sets *err (ENOMEM, or mlock's error) and returns NULL on failure, having unmapped it. */
-char *swf_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, int *err);
+char *swfi_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, int *err);
 
 /* Whether the system's transparent huge pages are "always" or "madvise". */
-bool swf_thp_available(void);
+bool swfi_thp_available(void);
 
 /* Map up to `want` new objects (at least one unless the limit forbids), with their magazines
  * taken before any memory is mapped, and put them on the depot, in chunks of at most 64 MiB. 0 when
  * all `want` were added; ENOMEM (limit, system, tables) or mlock's error otherwise, having mapped
  * only memory that became ready objects, with the reason in c->map_why. refill_lock held. */
-int swf_map_objects(struct swf_cache *c, size_t want);
+int swfi_map_objects(struct swf_cache *c, size_t want);
 
 /* Whether `want` more objects could ever be mapped: 0, or ENOMEM at once (the limit, the
  * magazine table, memory and swap, or RLIMIT_AS forbids it) with the reason in c->map_why.
  * refill_lock held. */
-int swf_map_check(struct swf_cache *c, size_t want);
+int swfi_map_check(struct swf_cache *c, size_t want);
 
 /* Unmap every chunk (destroy). */
-void swf_chunks_free(struct swf_cache *c);
+void swfi_chunks_free(struct swf_cache *c);
 
 /* ---- freecheck.c -----------------------------------------------------------------------------
  */
 
 /* Record a chunk's granules in the process-wide map (refill_lock held), and forget them (before
  * the chunk is unmapped). 0 or ENOMEM (no memory for a table, or an address beyond 2^48). */
-int swf_dmap_insert(struct swf_chunk *ch);
-void swf_dmap_remove(const struct swf_chunk *ch);
+int swfi_dmap_insert(struct swf_chunk *ch);
+void swfi_dmap_remove(const struct swf_chunk *ch);
 
 /* Set the head's free mark key and stride inverse (create; after the owner has its id). */
-void swf_free_check_init(struct swf_cache *c);
+void swfi_free_check_init(struct swf_cache *c);
 
 /* Whether obj is an object of the chunk ts last freed into and not marked free: cache.h's test,
  * the library's fast path. */
-static inline bool swf_free_ok(const struct swf_cache *c, const struct swf_tstate *ts,
-                               const void *obj)
+static inline bool swfi_free_ok(const struct swf_cache *c, const struct swf_tstate *ts,
+                                const void *obj)
 {
     return swf_cache_free_ok_(&c->owner.head, &ts->pub, obj);
 }
 
 /* Whether obj is an object of the chunk ts last freed into (the bulk free's test: no mark). */
-static inline bool swf_owned(const struct swf_cache *c, const struct swf_tstate *ts,
-                             const void *obj)
+static inline bool swfi_owned(const struct swf_cache *c, const struct swf_tstate *ts,
+                              const void *obj)
 {
     return swf_cache_owned_(&c->owner.head, &ts->pub, obj);
 }
 
 /* Mark obj free (a single free, before the object goes anywhere another thread can take it), and
  * clear the mark (a single allocation): the first word, which every stride holds. */
-static inline void swf_mark_free(const struct swf_cache *c, void *obj)
+static inline void swfi_mark_free(const struct swf_cache *c, void *obj)
 {
     uint64_t m = c->owner.head.key ^ (uintptr_t)obj;
     memcpy(obj, &m, sizeof(m));
 }
 
-static inline void swf_mark_clear(void *obj)
+static inline void swfi_mark_clear(void *obj)
 {
     uint64_t zero = 0;
     memcpy(obj, &zero, sizeof(zero));
@@ -392,21 +392,21 @@ static inline void swf_mark_clear(void *obj)
 /* The owner check of every free, in every build: abort naming fn unless obj is an object of c
  * (the map's chunk is c's, and obj is the start of one of its objects); then, when ts is not
  * NULL and the full checks are off, make the chunk ts's cached one. */
-void swf_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, const void *obj);
+void swfi_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, const void *obj);
 
-/* A single free's check: swf_owner_check, then, when ts is not NULL and obj carries the free
+/* A single free's check: swfi_owner_check, then, when ts is not NULL and obj carries the free
  * mark, abort if obj is in ts's magazines (loaded or prev). Reads obj's first word only. */
-void swf_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj);
+void swfi_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj);
 
 /* Full checks: move obj from state `from` to `to` or abort naming fn. */
-void swf_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
-                               uint8_t to);
+void swfi_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
+                                uint8_t to);
 
-static inline void swf_debug_transition(struct swf_cache *c, const char *fn, void *obj,
-                                        uint8_t from, uint8_t to)
+static inline void swfi_debug_transition(struct swf_cache *c, const char *fn, void *obj,
+                                         uint8_t from, uint8_t to)
 {
     if (SWF_UNLIKELY(c->checks))
-        swf_debug_transition_slow(c, fn, obj, from, to);
+        swfi_debug_transition_slow(c, fn, obj, from, to);
 }
 
 #endif /* SWF_LIB_CACHE_INTERNAL_H */

@@ -34,10 +34,10 @@
 #define HUGE_PAGE        ((size_t)2 << 20)
 #define HUGE_MIN_BYTES   ((size_t)8 << 20)  /* AUTO: chunks this large get huge pages */
 #define PARALLEL_MIN     ((size_t)16 << 20) /* grow_threads: split only larger chunks */
-#define GROW_STEP_BYTES  ((size_t)64 << 20) /* swf_map_objects maps at most this at once */
+#define GROW_STEP_BYTES  ((size_t)64 << 20) /* swfi_map_objects maps at most this at once */
 #define THP_ENABLED_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
 
-bool swf_thp_available(void)
+bool swfi_thp_available(void)
 {
     char line[128] = "";
     FILE *f = fopen(THP_ENABLED_PATH, "r");
@@ -128,7 +128,7 @@ static uint64_t anon_huge_bytes(const char *base, size_t bytes)
     return total;
 }
 
-char *swf_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, int *err)
+char *swfi_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, int *err)
 {
     if (how->huge && align < HUGE_PAGE)
         align = HUGE_PAGE;
@@ -165,8 +165,8 @@ char *swf_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, i
 /* Objects the limit still allows, at most want. */
 static size_t allowed_by_limit(struct swf_cache *c, size_t want)
 {
-    uint64_t capacity = swf_load_relaxed_64(&c->x_capacity);
-    uint64_t limit = swf_load_relaxed_64(&c->x_limit);
+    uint64_t capacity = swfi_load_relaxed_64(&c->x_capacity);
+    uint64_t limit = swfi_load_relaxed_64(&c->x_limit);
     if (limit == 0)
         return want;
     if (capacity >= limit)
@@ -180,15 +180,15 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
 {
     size_t bytes;
     *err = ENOMEM;
-    if (swf_mul_overflows(nobjs, c->stride, &bytes) || !swf_round_up(bytes, CHUNK_ALIGN, &bytes))
+    if (swfi_mul_overflows(nobjs, c->stride, &bytes) || !swfi_round_up(bytes, CHUNK_ALIGN, &bytes))
         return NULL;
     struct swf_chunk *ch = calloc(1, sizeof(*ch));
     if (ch == NULL)
         return NULL;
     bool huge = c->huge_pages == SWF_HUGE_PAGES_REQUIRED ||
                 (c->huge_pages == SWF_HUGE_PAGES_AUTO &&
-                 (c->stride >= 4096 || bytes >= HUGE_MIN_BYTES) && swf_thp_available());
-    if (huge && !swf_round_up(bytes, HUGE_PAGE, &bytes)) {
+                 (c->stride >= 4096 || bytes >= HUGE_MIN_BYTES) && swfi_thp_available());
+    if (huge && !swfi_round_up(bytes, HUGE_PAGE, &bytes)) {
         free(ch);
         return NULL;
     }
@@ -197,7 +197,7 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
                            .no_huge = c->huge_pages == SWF_HUGE_PAGES_OFF,
                            .threads = c->grow_threads,
                            .huge_bytes = huge ? &ch->huge_bytes : NULL};
-    ch->base = swf_map_prepared(bytes, CHUNK_ALIGN, &how, err);
+    ch->base = swfi_map_prepared(bytes, CHUNK_ALIGN, &how, err);
     if (ch->base != NULL && c->huge_pages == SWF_HUGE_PAGES_REQUIRED && ch->huge_bytes == 0) {
         munmap(ch->base, bytes); /* huge pages were required and the kernel gave none */
         ch->base = NULL;
@@ -215,10 +215,10 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         ch->state_bytes = (nobjs + page - 1) & ~(page - 1);
         struct swf_prep small = {.lock = c->lock_memory, .threads = 1};
-        ch->state = (uint8_t *)swf_map_prepared(ch->state_bytes, page, &small, err);
+        ch->state = (uint8_t *)swfi_map_prepared(ch->state_bytes, page, &small, err);
     }
     /* Every free looks its pointer up in the process-wide map (freecheck.c). */
-    if ((c->checks && ch->state == NULL) || swf_dmap_insert(ch) != 0) {
+    if ((c->checks && ch->state == NULL) || swfi_dmap_insert(ch) != 0) {
         if (ch->state != NULL)
             munmap(ch->state, ch->state_bytes);
         munmap(ch->base, ch->map_bytes);
@@ -229,7 +229,7 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, size_t nobjs, int *err)
     return ch;
 }
 
-/* One step of swf_map_objects: one chunk of up to `want` objects. */
+/* One step of swfi_map_objects: one chunk of up to `want` objects. */
 static int map_step(struct swf_cache *c, size_t want)
 {
     size_t allowed = allowed_by_limit(c, want);
@@ -238,18 +238,19 @@ static int map_step(struct swf_cache *c, size_t want)
         return ENOMEM;
     /* Whole CHUNK_ALIGN units: the rounding slack holds objects too, within the limit. */
     size_t bytes;
-    if (!swf_mul_overflows(allowed, c->stride, &bytes) && swf_round_up(bytes, CHUNK_ALIGN, &bytes))
+    if (!swfi_mul_overflows(allowed, c->stride, &bytes) &&
+        swfi_round_up(bytes, CHUNK_ALIGN, &bytes))
         allowed = allowed_by_limit(c, bytes / c->stride);
 
     struct swf_mag *mags;
-    size_t nmags = swf_mags_take_chain(c, (allowed + MAG_CAP - 1) / MAG_CAP, true, &mags);
+    size_t nmags = swfi_mags_take_chain(c, (allowed + MAG_CAP - 1) / MAG_CAP, true, &mags);
     bool short_of_mags = nmags * MAG_CAP < allowed;
     if (short_of_mags)
         allowed = nmags * MAG_CAP; /* the magazine table is full: map only what it can hold */
     int err = ENOMEM;
     struct swf_chunk *ch = allowed ? chunk_map(c, allowed, &err) : NULL;
     if (ch == NULL) {
-        swf_mags_put_chain(c, mags);
+        swfi_mags_put_chain(c, mags);
         c->map_why = allowed == 0     ? "the magazine table is full (4M magazines)"
                      : err == EPERM   ? "mlock was refused (lock_memory)"
                      : c->lock_memory ? "the system refused memory, or mlock did"
@@ -258,32 +259,33 @@ static int map_step(struct swf_cache *c, size_t want)
     }
     ch->next = c->chunks;
     c->chunks = ch;
-    swf_store_relaxed_64(&c->x_chunks, swf_load_relaxed_64(&c->x_chunks) + 1);
-    swf_store_relaxed_64(&c->x_bytes_mapped,
-                         swf_load_relaxed_64(&c->x_bytes_mapped) + ch->map_bytes);
-    swf_store_relaxed_64(&c->x_huge_bytes, swf_load_relaxed_64(&c->x_huge_bytes) + ch->huge_bytes);
+    swfi_store_relaxed_64(&c->x_chunks, swfi_load_relaxed_64(&c->x_chunks) + 1);
+    swfi_store_relaxed_64(&c->x_bytes_mapped,
+                          swfi_load_relaxed_64(&c->x_bytes_mapped) + ch->map_bytes);
+    swfi_store_relaxed_64(&c->x_huge_bytes,
+                          swfi_load_relaxed_64(&c->x_huge_bytes) + ch->huge_bytes);
 
     size_t placed = 0;
     for (struct swf_mag *m = mags, *next; m != NULL; m = next) {
-        next = swf_mags_chain_next(c, m);
+        next = swfi_mags_chain_next(c, m);
         while (m->pub.n < MAG_CAP && placed < ch->nobjs)
             m->pub.obj[m->pub.n++] = ch->base + placed++ * c->stride;
-        swf_store_relaxed_64(&c->x_capacity, swf_load_relaxed_64(&c->x_capacity) + m->pub.n);
-        swf_depot_put(c, m);
+        swfi_store_relaxed_64(&c->x_capacity, swfi_load_relaxed_64(&c->x_capacity) + m->pub.n);
+        swfi_depot_put(c, m);
     }
     if (short_of_mags)
         c->map_why = "the magazine table is full (4M magazines)";
     return placed >= want ? 0 : ENOMEM;
 }
 
-int swf_map_objects(struct swf_cache *c, size_t want)
+int swfi_map_objects(struct swf_cache *c, size_t want)
 {
     /* In steps, so that a failure part-way comes after at most one step's work and leaves the
      * steps before it mapped and ready. */
     size_t step = GROW_STEP_BYTES / c->stride ? GROW_STEP_BYTES / c->stride : 1;
-    uint64_t start = swf_load_relaxed_64(&c->x_capacity);
+    uint64_t start = swfi_load_relaxed_64(&c->x_capacity);
     for (;;) {
-        uint64_t placed = swf_load_relaxed_64(&c->x_capacity) - start;
+        uint64_t placed = swfi_load_relaxed_64(&c->x_capacity) - start;
         if (placed >= want)
             return 0;
         int err = map_step(c, want - placed < step ? (size_t)(want - placed) : step);
@@ -298,8 +300,8 @@ static uint64_t table_room(struct swf_cache *c)
     uint64_t most = (uint64_t)MAG_BLOCKS_MAX << MAG_BLOCK_SHIFT;
     if (most > SWF_ISTACK_NODES_MAX)
         most = SWF_ISTACK_NODES_MAX;
-    uint64_t made = swf_load_relaxed_32(&c->mags.x_count);
-    return (most - made + swf_load_relaxed_64(&c->x_empty_mags)) * MAG_CAP;
+    uint64_t made = swfi_load_relaxed_32(&c->mags.x_count);
+    return (most - made + swfi_load_relaxed_64(&c->x_empty_mags)) * MAG_CAP;
 }
 
 /* The most bytes one process can have: physical memory and swap, and RLIMIT_AS when lower. */
@@ -315,10 +317,10 @@ static uint64_t memory_ceiling(void)
     return most;
 }
 
-int swf_map_check(struct swf_cache *c, size_t want)
+int swfi_map_check(struct swf_cache *c, size_t want)
 {
-    uint64_t limit = swf_load_relaxed_64(&c->x_limit);
-    uint64_t capacity = swf_load_relaxed_64(&c->x_capacity);
+    uint64_t limit = swfi_load_relaxed_64(&c->x_limit);
+    uint64_t capacity = swfi_load_relaxed_64(&c->x_capacity);
     if (limit != 0 && (capacity >= limit || want > limit - capacity)) {
         c->map_why = "n is beyond what the cache's limit allows";
         return ENOMEM;
@@ -336,11 +338,11 @@ int swf_map_check(struct swf_cache *c, size_t want)
     return 0;
 }
 
-void swf_chunks_free(struct swf_cache *c)
+void swfi_chunks_free(struct swf_cache *c)
 {
     for (struct swf_chunk *ch = c->chunks, *next; ch != NULL; ch = next) {
         next = ch->next;
-        swf_dmap_remove(ch);
+        swfi_dmap_remove(ch);
         munmap(ch->base, ch->map_bytes);
         if (ch->state != NULL)
             munmap(ch->state, ch->state_bytes);

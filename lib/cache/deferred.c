@@ -25,13 +25,13 @@ static void deferred_done(ck_epoch_entry_t *e)
     struct swf_mag *m = SWF_CONTAINER_OF(e, struct swf_mag, epoch_entry);
     struct swf_cache *c = m->cache;
     uint32_t n = m->pub.n;
-    swf_tsan_acquire(m->epoch); /* the grace period is over: sections that saw these objects
+    swfi_tsan_acquire(m->epoch); /* the grace period is over: sections that saw these objects
                                    ended before this point */
     for (uint32_t i = 0; i < n; i++)
-        swf_debug_transition(c, "swf_cache_free_deferred", m->pub.obj[i], OBJ_DEFERRED, OBJ_FREE);
-    swf_depot_put(c, m);
+        swfi_debug_transition(c, "swf_cache_free_deferred", m->pub.obj[i], OBJ_DEFERRED, OBJ_FREE);
+    swfi_depot_put(c, m);
     /* Release, and the last access to c: see the top of this file. */
-    swf_fetch_add_release_64(&c->x_deferred_done, n);
+    swfi_fetch_add_release_64(&c->x_deferred_done, n);
 }
 
 int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *const *objs,
@@ -42,24 +42,25 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
     SWF_CHECK_ARG(objs == NULL && n > 0, EINVAL, "objs is NULL and n is not 0");
     /* The always-on check, before anything is queued; it reads an object but writes none
      * (readers may still hold them). */
-    struct swf_tstate *ts = swf_tls_get(&c->owner);
+    struct swf_tstate *ts = swfi_tls_get(&c->owner);
     for (size_t i = 0; i < n; i++)
-        if (ts == NULL || !swf_free_ok(c, ts, objs[i]))
-            swf_free_check(c, ts, "swf_cache_free_deferred", objs[i]);
+        if (ts == NULL || !swfi_free_ok(c, ts, objs[i]))
+            swfi_free_check(c, ts, "swf_cache_free_deferred", objs[i]);
     size_t want = (n + MAG_CAP - 1) / MAG_CAP;
     struct swf_mag *chain;
-    if (swf_mags_take_chain(c, want, false, &chain) < want) {
-        swf_mags_put_chain(c, chain);
-        return swf_fail(__func__, ENOMEM, "no magazine could be made for the deferred frees");
+    if (swfi_mags_take_chain(c, want, false, &chain) < want) {
+        swfi_mags_put_chain(c, chain);
+        return swfi_fail(__func__, ENOMEM, "no magazine could be made for the deferred frees");
     }
-    swf_fetch_add_relaxed_64(&c->x_deferred_queued, n);
-    swf_fence_seq_cst(); /* see the top of this file: ck_epoch_poll in ck <= 0.7.2 */
+    swfi_fetch_add_relaxed_64(&c->x_deferred_queued, n);
+    swfi_fence_seq_cst(); /* see the top of this file: ck_epoch_poll in ck <= 0.7.2 */
     size_t done = 0;
     while (chain != NULL) {
         struct swf_mag *m = chain;
-        chain = swf_mags_chain_next(c, m);
+        chain = swfi_mags_chain_next(c, m);
         while (m->pub.n < MAG_CAP && done < n) {
-            swf_debug_transition(c, "swf_cache_free_deferred", objs[done], OBJ_ALLOC, OBJ_DEFERRED);
+            swfi_debug_transition(c, "swf_cache_free_deferred", objs[done], OBJ_ALLOC,
+                                  OBJ_DEFERRED);
             m->pub.obj[m->pub.n++] = objs[done++];
         }
         m->epoch = rec->global;
@@ -73,7 +74,7 @@ int swf_cache_quiesce(struct swf_cache *c, ck_epoch_record_t *rec)
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     SWF_CHECK_ARG(rec == NULL, EINVAL, "rec is NULL");
     struct swf_epoch_waiter w;
-    swf_epoch_waiter_init(&w);
-    ck_epoch_barrier_wait(rec, swf_epoch_wait, &w);
+    swfi_epoch_waiter_init(&w);
+    ck_epoch_barrier_wait(rec, swfi_epoch_wait, &w);
     return 0;
 }

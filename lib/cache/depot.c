@@ -9,55 +9,55 @@
  */
 #include "cache/cache_internal.h"
 
-void *swf_depot_take_one(struct swf_cache *c)
+void *swfi_depot_take_one(struct swf_cache *c)
 {
     void *obj;
-    return swf_depot_take_into(c, &obj, 1) ? obj : NULL;
+    return swfi_depot_take_into(c, &obj, 1) ? obj : NULL;
 }
 
-void swf_depot_put_one(struct swf_cache *c, void *obj)
+void swfi_depot_put_one(struct swf_cache *c, void *obj)
 {
-    swf_depot_put_many(c, &obj, 1);
+    swfi_depot_put_many(c, &obj, 1);
 }
 
-uint32_t swf_depot_take_into(struct swf_cache *c, void **dst, uint32_t want)
+uint32_t swfi_depot_take_into(struct swf_cache *c, void **dst, uint32_t want)
 {
-    uint32_t i = swf_istack_pop(&c->partial, &c->mags);
+    uint32_t i = swfi_istack_pop(&c->partial, &c->mags);
     if (i == UINT32_MAX)
-        i = swf_istack_pop(&c->full, &c->mags);
+        i = swfi_istack_pop(&c->full, &c->mags);
     if (i == UINT32_MAX) { /* the loose list */
         struct swf_mag one;
         one.pub.n = 0;
-        if (swf_loose_take(c, &one, 1) == 0)
+        if (swfi_loose_take(c, &one, 1) == 0)
             return 0;
         dst[0] = one.pub.obj[0];
         return 1;
     }
-    struct swf_mag *m = swf_mag_at(c, i);
-    swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
+    struct swf_mag *m = swfi_mag_at(c, i);
+    swfi_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
     uint32_t k = m->pub.n < want ? m->pub.n : want;
     for (uint32_t j = 0; j < k; j++)
         dst[j] = m->pub.obj[--m->pub.n];
-    swf_depot_put(c, m);
+    swfi_depot_put(c, m);
     return k;
 }
 
-void swf_depot_put_many(struct swf_cache *c, void *const *objs, size_t n)
+void swfi_depot_put_many(struct swf_cache *c, void *const *objs, size_t n)
 {
     size_t done = 0;
     while (done < n) {
-        uint32_t i = swf_istack_pop(&c->partial, &c->mags);
+        uint32_t i = swfi_istack_pop(&c->partial, &c->mags);
         struct swf_mag *m;
         if (i != UINT32_MAX) {
-            m = swf_mag_at(c, i);
-            swf_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
-        } else if ((m = swf_depot_get_empty(c)) == NULL) {
+            m = swfi_mag_at(c, i);
+            swfi_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
+        } else if ((m = swfi_depot_get_empty(c)) == NULL) {
             while (done < n)
-                swf_loose_push(c, objs[done++]);
+                swfi_loose_push(c, objs[done++]);
             return;
         }
         while (m->pub.n < MAG_CAP && done < n)
             m->pub.obj[m->pub.n++] = objs[done++];
-        swf_depot_put(c, m);
+        swfi_depot_put(c, m);
     }
 }

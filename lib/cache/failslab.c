@@ -19,7 +19,7 @@
 #include "base/atomic.h"
 #include "base/util.h"
 
-int swf_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *fs)
+int swfi_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *fs)
 {
     struct swf_failslab_block *b = NULL;
     if (fs != NULL && fs->probability > 0 && fs->times != 0) {
@@ -34,11 +34,11 @@ int swf_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *fs
         s->last = b;
     }
     /* Release: a NOWAIT call that loads b (acquire) sees its fields as written above. */
-    swf_store_release_ptr((void **)&s->x_cur, b);
+    swfi_store_release_ptr((void **)&s->x_cur, b);
     return 0;
 }
 
-void swf_failslab_fini(struct swf_failslab_state *s)
+void swfi_failslab_fini(struct swf_failslab_state *s)
 {
     for (struct swf_failslab_block *b = s->last, *next; b != NULL; b = next) {
         next = b->replaced;
@@ -51,20 +51,20 @@ void swf_failslab_fini(struct swf_failslab_state *s)
 /* Take one failure from the budget; false when it is spent. */
 static bool take_one_time(struct swf_failslab_block *b)
 {
-    uint64_t t = swf_load_relaxed_64(&b->x_times);
+    uint64_t t = swfi_load_relaxed_64(&b->x_times);
     for (;;) {
         if ((int64_t)t < 0)
             return true; /* unlimited */
         if (t == 0)
             return false;
-        if (swf_cas_acq_rel_64(&b->x_times, &t, t - 1))
+        if (swfi_cas_acq_rel_64(&b->x_times, &t, t - 1))
             return true;
     }
 }
 
-bool swf_failslab_should_fail(struct swf_failslab_state *s, const void **block, uint64_t *calls)
+bool swfi_failslab_should_fail(struct swf_failslab_state *s, const void **block, uint64_t *calls)
 {
-    struct swf_failslab_block *b = swf_load_acquire_ptr((void *const *)&s->x_cur);
+    struct swf_failslab_block *b = swfi_load_acquire_ptr((void *const *)&s->x_cur);
     if (b == NULL)
         return false;
     uint64_t k;
@@ -75,11 +75,11 @@ bool swf_failslab_should_fail(struct swf_failslab_state *s, const void **block, 
         }
         k = (*calls)++;
     } else {
-        k = swf_fetch_add_relaxed_64(&b->x_calls, 1);
+        k = swfi_fetch_add_relaxed_64(&b->x_calls, 1);
     }
     if (b->interval > 1 && k % b->interval != b->interval - 1)
         return false;
-    if (swf_mix64(b->seed ^ swf_mix64(k)) % 100 >= b->probability)
+    if (swfi_mix64(b->seed ^ swfi_mix64(k)) % 100 >= b->probability)
         return false;
     return take_one_time(b);
 }
@@ -138,7 +138,7 @@ static bool parse_number(const char *s, const char *end, int64_t min, uint64_t m
     if (negative) {
         if (v > (uint64_t)INT64_MAX || -(int64_t)v < min)
             return false;
-        *out = (uint64_t)-(int64_t)v;
+        *out = (uint64_t) - (int64_t)v;
         return true;
     }
     if (v > max)
@@ -147,12 +147,12 @@ static bool parse_number(const char *s, const char *end, int64_t min, uint64_t m
     return true;
 }
 
-static int parse_spec(const char *spec, struct swf_failslab *out, char *cache_name,
-                      size_t name_len, char *err, size_t err_len)
+static int parse_spec(const char *spec, struct swf_failslab *out, char *cache_name, size_t name_len,
+                      char *err, size_t err_len)
 {
     if (spec == NULL || out == NULL) {
         failf(err, err_len, "no specification");
-        return swf_fail(__func__, EINVAL, spec == NULL ? "spec is NULL" : "out is NULL");
+        return swfi_fail(__func__, EINVAL, spec == NULL ? "spec is NULL" : "out is NULL");
     }
     struct swf_failslab fs = {.probability = 0, .interval = 1, .times = -1, .seed = 0};
     bool have_probability = false;
@@ -233,11 +233,11 @@ int swf_failslab_parse(const char *spec, struct swf_failslab *out, char *cache_n
 {
     int e = parse_spec(spec, out, cache_name, name_len, err, err_len);
     if (e != 0 && spec != NULL && out != NULL)
-        return swf_fail(__func__, e, "spec is malformed (err says how)");
+        return swfi_fail(__func__, e, "spec is malformed (err says how)");
     return e;
 }
 
-int swf_failslab_from_env(struct swf_failslab_state *s, const char *name)
+int swfi_failslab_from_env(struct swf_failslab_state *s, const char *name)
 {
     const char *spec = getenv(SWF_FAILSLAB_ENV);
     if (spec == NULL)
@@ -252,5 +252,5 @@ int swf_failslab_from_env(struct swf_failslab_state *s, const char *name)
     }
     if (only[0] != '\0' && (name == NULL || strcmp(only, name) != 0))
         return 0;
-    return swf_failslab_set(s, &fs);
+    return swfi_failslab_set(s, &fs);
 }

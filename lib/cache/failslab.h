@@ -35,28 +35,28 @@ struct swf_failslab_state {
 
 /* Install fs (NULL: switch off). Writers are serialised by the caller's mutex. Returns 0 or
  * ENOMEM (nothing changed). Blocking (allocates). */
-int swf_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *fs);
+int swfi_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *fs);
 
 /* Whether injection is on: one relaxed load, for the NOWAIT fast path. */
-static inline bool swf_failslab_on(const struct swf_failslab_state *s)
+static inline bool swfi_failslab_on(const struct swf_failslab_state *s)
 {
-    return swf_load_relaxed_ptr((void *const *)&s->x_cur) != NULL;
+    return swfi_load_relaxed_ptr((void *const *)&s->x_cur) != NULL;
 }
 
 /* Number this NOWAIT call and decide whether it fails. A thread that has a private slot for the
  * cache (owner.h: it was prepared) numbers its calls there with plain stores: *block is the
  * settings block it counts for (a new block restarts at 0), *calls its count. Other threads
  * (block NULL) share the block's atomic counter. Lock-free. */
-bool swf_failslab_should_fail(struct swf_failslab_state *s, const void **block, uint64_t *calls);
+bool swfi_failslab_should_fail(struct swf_failslab_state *s, const void **block, uint64_t *calls);
 
 /* Free every block (the cache is being destroyed: no call can be reading them). */
-void swf_failslab_fini(struct swf_failslab_state *s);
+void swfi_failslab_fini(struct swf_failslab_state *s);
 
 /*
  * Apply SWF_FAILSLAB from the environment to a cache named name (may be NULL). Returns 0 (variable
  * unset, or set for another cache, or applied), EINVAL after printing the reason to stderr, or
  * ENOMEM.
  */
-int swf_failslab_from_env(struct swf_failslab_state *s, const char *name);
+int swfi_failslab_from_env(struct swf_failslab_state *s, const char *name);
 
 #endif /* SWF_LIB_FAILSLAB_H */

@@ -10,7 +10,7 @@
  * with a release store after the chunk is filled in; lookups acquire. A lookup is two dependent
  * loads and no lock, so a free checks its pointer in O(1) whatever the number of caches.
  *
- * What every free checks (swf_owner_check): the chunk holding obj belongs to the cache it is freed
+ * What every free checks (swfi_owner_check): the chunk holding obj belongs to the cache it is freed
  * into, and obj is the start of one of its objects - which rules out a pointer from malloc, one
  * into the middle of an object, and another cache's object, whatever its size. A thread state
  * remembers the last chunk it checked (cache.h: base, nobjs), so the common free does only
@@ -56,11 +56,11 @@ static struct swf_chunk *lookup(const void *p)
     uintptr_t a = (uintptr_t)p;
     if ((a >> 32) >= DMAP_L1_SIZE)
         return NULL;
-    struct swf_chunk **l2 = swf_load_acquire_ptr((void *const *)&dmap[a >> 32]);
+    struct swf_chunk **l2 = swfi_load_acquire_ptr((void *const *)&dmap[a >> 32]);
     if (l2 == NULL)
         return NULL;
-    /* Acquire pairs with swf_dmap_insert's release: the chunk's fields are initialised. */
-    return swf_load_acquire_ptr(
+    /* Acquire pairs with swfi_dmap_insert's release: the chunk's fields are initialised. */
+    return swfi_load_acquire_ptr(
         (void *const *)&l2[(a >> DMAP_GRANULE_BITS) & (((size_t)1 << DMAP_L2_BITS) - 1)]);
 }
 
@@ -70,14 +70,14 @@ static struct swf_chunk **l2_for(uintptr_t a)
     if ((a >> 32) >= DMAP_L1_SIZE)
         return NULL;
     void **slot = (void **)&dmap[a >> 32];
-    struct swf_chunk **l2 = swf_load_acquire_ptr(slot);
+    struct swf_chunk **l2 = swfi_load_acquire_ptr(slot);
     if (l2 != NULL)
         return l2;
     l2 = calloc((size_t)1 << DMAP_L2_BITS, sizeof(*l2));
     if (l2 == NULL)
         return NULL;
     void *seen = NULL;
-    if (swf_cas_acq_rel_ptr(slot, &seen, l2))
+    if (swfi_cas_acq_rel_ptr(slot, &seen, l2))
         return l2;
     free(l2); /* another cache's grow made it first */
     return seen;
@@ -87,13 +87,13 @@ static void set_granules(const struct swf_chunk *ch, struct swf_chunk *value)
 {
     for (uintptr_t a = (uintptr_t)ch->base; a < (uintptr_t)ch->base + ch->map_bytes;
          a += CHUNK_ALIGN) {
-        struct swf_chunk **l2 = swf_load_acquire_ptr((void *const *)&dmap[a >> 32]);
-        swf_store_release_ptr(
+        struct swf_chunk **l2 = swfi_load_acquire_ptr((void *const *)&dmap[a >> 32]);
+        swfi_store_release_ptr(
             (void **)&l2[(a >> DMAP_GRANULE_BITS) & (((size_t)1 << DMAP_L2_BITS) - 1)], value);
     }
 }
 
-int swf_dmap_insert(struct swf_chunk *ch)
+int swfi_dmap_insert(struct swf_chunk *ch)
 {
     uintptr_t end = (uintptr_t)ch->base + ch->map_bytes;
     for (uintptr_t a = (uintptr_t)ch->base; a < end; a += (uintptr_t)1 << 32)
@@ -105,7 +105,7 @@ int swf_dmap_insert(struct swf_chunk *ch)
     return 0;
 }
 
-void swf_dmap_remove(const struct swf_chunk *ch)
+void swfi_dmap_remove(const struct swf_chunk *ch)
 {
     set_granules(ch, NULL);
 }
@@ -120,13 +120,13 @@ static uint64_t fresh_key(const struct swf_cache *c)
     if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
         struct timespec t;
         clock_gettime(CLOCK_MONOTONIC, &t);
-        r = swf_mix64((uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 32));
+        r = swfi_mix64((uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 32));
     }
-    uint64_t key = swf_mix64(r ^ swf_mix64((uintptr_t)c));
+    uint64_t key = swfi_mix64(r ^ swfi_mix64((uintptr_t)c));
     return key != 0 ? key : 0x9e3779b97f4a7c15ull;
 }
 
-void swf_free_check_init(struct swf_cache *c)
+void swfi_free_check_init(struct swf_cache *c)
 {
     c->owner.head.key = fresh_key(c);
     uint32_t shift = (uint32_t)__builtin_ctzll(c->stride);
@@ -149,13 +149,13 @@ static __attribute__((noreturn)) void not_ours(struct swf_cache *c, const char *
                                                const struct swf_chunk *ch, void *obj)
 {
     if (ch == NULL)
-        swf_die(fn, "%p was not allocated from cache '%s' (no cache holds it)", obj, c->name);
+        swfi_die(fn, "%p was not allocated from cache '%s' (no cache holds it)", obj, c->name);
     if (ch->cache != c)
-        swf_die(fn,
-                "%p was not allocated from cache '%s' (it belongs to cache '%s', of %zu-byte "
-                "objects)",
-                obj, c->name, ch->cache->name, ch->cache->object_size);
-    swf_die(fn, "%p was not allocated from cache '%s' (it points inside an object)", obj, c->name);
+        swfi_die(fn,
+                 "%p was not allocated from cache '%s' (it belongs to cache '%s', of %zu-byte "
+                 "objects)",
+                 obj, c->name, ch->cache->name, ch->cache->object_size);
+    swfi_die(fn, "%p was not allocated from cache '%s' (it points inside an object)", obj, c->name);
 }
 
 static bool in_mag(const struct swf_magazine_ *m, const void *obj)
@@ -166,7 +166,7 @@ static bool in_mag(const struct swf_magazine_ *m, const void *obj)
     return false;
 }
 
-void swf_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, const void *obj)
+void swfi_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, const void *obj)
 {
     struct swf_chunk *ch = lookup(obj);
     if (ch == NULL || ch->cache != c || index_in(c, ch, obj) == ch->nobjs)
@@ -177,15 +177,15 @@ void swf_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn,
     }
 }
 
-void swf_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj)
+void swfi_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj)
 {
-    swf_owner_check(c, ts, fn, obj);
+    swfi_owner_check(c, ts, fn, obj);
     if (ts != NULL && swf_cache_marked_(&c->owner.head, obj) &&
         (in_mag(ts->pub.loaded, obj) || in_mag(ts->pub.prev, obj)))
-        swf_die(fn, "double free of %p (cache '%s')", obj, c->name);
+        swfi_die(fn, "double free of %p (cache '%s')", obj, c->name);
 }
 
-/* The state byte of obj (an object of c: swf_free_check passed, or c handed it out). */
+/* The state byte of obj (an object of c: swfi_free_check passed, or c handed it out). */
 static uint8_t *obj_state(struct swf_cache *c, const void *obj)
 {
     struct swf_chunk *ch = lookup(obj);
@@ -195,19 +195,19 @@ static uint8_t *obj_state(struct swf_cache *c, const void *obj)
     return i < ch->nobjs ? &ch->state[i] : NULL;
 }
 
-void swf_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
-                               uint8_t to)
+void swfi_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
+                                uint8_t to)
 {
     uint8_t *st = obj_state(c, obj);
     if (st == NULL)
         not_ours(c, fn, lookup(obj), obj);
     uint8_t seen = from;
-    if (swf_cas_relaxed_8(st, &seen, to))
+    if (swfi_cas_relaxed_8(st, &seen, to))
         return;
     if (seen == OBJ_FREE)
-        swf_die(fn, "double free of %p (cache '%s')", obj, c->name);
+        swfi_die(fn, "double free of %p (cache '%s')", obj, c->name);
     if (seen == OBJ_DEFERRED)
-        swf_die(fn, "%p is already queued for a deferred free (cache '%s')", obj, c->name);
-    swf_die(fn, "internal error: object %p of cache '%s' in state %u, expected %u", obj, c->name,
-            seen, from);
+        swfi_die(fn, "%p is already queued for a deferred free (cache '%s')", obj, c->name);
+    swfi_die(fn, "internal error: object %p of cache '%s' in state %u, expected %u", obj, c->name,
+             seen, from);
 }

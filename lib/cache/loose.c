@@ -15,21 +15,21 @@
 
 static void push_chain(struct swf_cache *c, void *first, void *last)
 {
-    void *head = swf_load_relaxed_ptr(&c->x_loose);
+    void *head = swfi_load_relaxed_ptr(&c->x_loose);
     do {
-        swf_store_relaxed_ptr((void **)last, head);
+        swfi_store_relaxed_ptr((void **)last, head);
         /* Release: the chain's links and the freeing threads' writes reach the next taker. */
-    } while (!swf_cas_release_ptr(&c->x_loose, &head, first));
+    } while (!swfi_cas_release_ptr(&c->x_loose, &head, first));
 }
 
 static void *next_of(void *obj)
 {
-    return swf_load_relaxed_ptr((void *const *)obj);
+    return swfi_load_relaxed_ptr((void *const *)obj);
 }
 
-void swf_loose_push(struct swf_cache *c, void *obj)
+void swfi_loose_push(struct swf_cache *c, void *obj)
 {
-    swf_fetch_add_relaxed_64(&c->x_loose_objs, 1);
+    swfi_fetch_add_relaxed_64(&c->x_loose_objs, 1);
     push_chain(c, obj, obj);
 }
 
@@ -50,13 +50,13 @@ static uint64_t spread(struct swf_cache *c, void *chain, bool make)
 {
     uint64_t moved = 0;
     while (chain != NULL) {
-        struct swf_mag *m = swf_depot_get_empty(c);
-        if (m == NULL && make && swf_mags_make(c) == 0)
-            m = swf_depot_get_empty(c);
+        struct swf_mag *m = swfi_depot_get_empty(c);
+        if (m == NULL && make && swfi_mags_make(c) == 0)
+            m = swfi_depot_get_empty(c);
         if (m == NULL)
             break;
         chain = fill(m, chain, MAG_CAP, &moved);
-        swf_depot_put(c, m);
+        swfi_depot_put(c, m);
     }
     if (chain != NULL) {
         void *last = chain;
@@ -67,23 +67,23 @@ static uint64_t spread(struct swf_cache *c, void *chain, bool make)
     return moved;
 }
 
-uint32_t swf_loose_take(struct swf_cache *c, struct swf_mag *m, uint32_t room)
+uint32_t swfi_loose_take(struct swf_cache *c, struct swf_mag *m, uint32_t room)
 {
-    if (swf_load_relaxed_ptr(&c->x_loose) == NULL)
+    if (swfi_load_relaxed_ptr(&c->x_loose) == NULL)
         return 0;
     /* Acquire pairs with push_chain's release CAS. */
-    void *chain = swf_exchange_acquire_ptr(&c->x_loose, NULL);
+    void *chain = swfi_exchange_acquire_ptr(&c->x_loose, NULL);
     uint64_t moved = 0;
     chain = fill(m, chain, m->pub.n + room, &moved);
     uint64_t spread_out = chain ? spread(c, chain, false) : 0;
-    swf_fetch_sub_relaxed_64(&c->x_loose_objs, moved + spread_out);
+    swfi_fetch_sub_relaxed_64(&c->x_loose_objs, moved + spread_out);
     return (uint32_t)moved;
 }
 
-void swf_loose_drain(struct swf_cache *c)
+void swfi_loose_drain(struct swf_cache *c)
 {
-    if (swf_load_relaxed_ptr(&c->x_loose) == NULL)
+    if (swfi_load_relaxed_ptr(&c->x_loose) == NULL)
         return;
-    void *chain = swf_exchange_acquire_ptr(&c->x_loose, NULL);
-    swf_fetch_sub_relaxed_64(&c->x_loose_objs, spread(c, chain, true));
+    void *chain = swfi_exchange_acquire_ptr(&c->x_loose, NULL);
+    swfi_fetch_sub_relaxed_64(&c->x_loose_objs, spread(c, chain, true));
 }

@@ -10,58 +10,58 @@
 
 #include <errno.h>
 
-int swf_mags_make(struct swf_cache *c)
+int swfi_mags_make(struct swf_cache *c)
 {
-    uint32_t first = swf_itable_grow(&c->mags);
+    uint32_t first = swfi_itable_grow(&c->mags);
     if (first == UINT32_MAX)
         return ENOMEM;
     for (uint32_t i = first; i < first + (1u << MAG_BLOCK_SHIFT); i++) {
-        struct swf_mag *m = swf_mag_at(c, i);
+        struct swf_mag *m = swfi_mag_at(c, i);
         m->index = i;
         m->cache = c;
-        swf_depot_put(c, m);
+        swfi_depot_put(c, m);
     }
     return 0;
 }
 
-void swf_mags_reserve(struct swf_cache *c, uint64_t n)
+void swfi_mags_reserve(struct swf_cache *c, uint64_t n)
 {
-    while (swf_load_relaxed_64(&c->x_empty_mags) < n && swf_mags_make(c) == 0)
+    while (swfi_load_relaxed_64(&c->x_empty_mags) < n && swfi_mags_make(c) == 0)
         ;
 }
 
-struct swf_mag *swf_mags_chain_next(struct swf_cache *c, struct swf_mag *m)
+struct swf_mag *swfi_mags_chain_next(struct swf_cache *c, struct swf_mag *m)
 {
-    uint32_t link = swf_load_relaxed_32(&m->pub.x_link_);
-    return link ? swf_mag_at(c, link - 1) : NULL;
+    uint32_t link = swfi_load_relaxed_32(&m->pub.x_link_);
+    return link ? swfi_mag_at(c, link - 1) : NULL;
 }
 
-void swf_mags_put_chain(struct swf_cache *c, struct swf_mag *head)
+void swfi_mags_put_chain(struct swf_cache *c, struct swf_mag *head)
 {
     while (head != NULL) {
-        struct swf_mag *next = swf_mags_chain_next(c, head);
-        swf_depot_put(c, head);
+        struct swf_mag *next = swfi_mags_chain_next(c, head);
+        swfi_depot_put(c, head);
         head = next;
     }
 }
 
-size_t swf_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struct swf_mag **head)
+size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struct swf_mag **head)
 {
     *head = NULL;
     size_t taken = 0;
     while (taken < count) {
-        struct swf_mag *m = swf_depot_get_empty(c);
+        struct swf_mag *m = swfi_depot_get_empty(c);
         if (m == NULL) {
             if (!locked)
                 pthread_mutex_lock(&c->refill_lock);
-            int err = swf_mags_make(c);
+            int err = swfi_mags_make(c);
             if (!locked)
                 pthread_mutex_unlock(&c->refill_lock);
             if (err != 0)
                 break;
             continue;
         }
-        swf_store_relaxed_32(&m->pub.x_link_, *head ? (*head)->index + 1 : 0);
+        swfi_store_relaxed_32(&m->pub.x_link_, *head ? (*head)->index + 1 : 0);
         *head = m;
         taken++;
     }

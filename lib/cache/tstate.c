@@ -21,121 +21,121 @@
 
 static int make_tstates(struct swf_cache *c)
 {
-    uint32_t first = swf_itable_grow(&c->tstates);
+    uint32_t first = swfi_itable_grow(&c->tstates);
     if (first == UINT32_MAX)
         return ENOMEM;
     for (uint32_t i = first; i < first + (1u << TS_BLOCK_SHIFT); i++) {
-        struct swf_tstate *ts = swf_itable_node(&c->tstates, i);
+        struct swf_tstate *ts = swfi_itable_node(&c->tstates, i);
         ts->pub.index_ = i;
-        swf_istack_push(&c->ts_free, &c->tstates, i);
+        swfi_istack_push(&c->ts_free, &c->tstates, i);
     }
     return 0;
 }
 
-void swf_pools_replenish(struct swf_cache *c)
+void swfi_pools_replenish(struct swf_cache *c)
 {
-    (void)swf_cache_first_use(c); /* best effort, as the rest */
-    swf_mags_reserve(c, SPARE_EMPTY_MAGS);
-    if (swf_istack_empty(&c->ts_free))
+    (void)swfi_cache_first_use(c); /* best effort, as the rest */
+    swfi_mags_reserve(c, SPARE_EMPTY_MAGS);
+    if (swfi_istack_empty(&c->ts_free))
         (void)make_tstates(c);
-    swf_loose_drain(c);
+    swfi_loose_drain(c);
 }
 
-void swf_tstate_release(struct swf_cache *c, struct swf_tstate *ts)
+void swfi_tstate_release(struct swf_cache *c, struct swf_tstate *ts)
 {
-    swf_depot_put(c, swf_ts_loaded(ts));
-    swf_depot_put(c, swf_ts_prev(ts));
-    swf_ts_set(ts, NULL, NULL);
-    swf_istack_push(&c->ts_free, &c->tstates, ts->pub.index_);
+    swfi_depot_put(c, swfi_ts_loaded(ts));
+    swfi_depot_put(c, swfi_ts_prev(ts));
+    swfi_ts_set(ts, NULL, NULL);
+    swfi_istack_push(&c->ts_free, &c->tstates, ts->pub.index_);
 }
 
 static void release_hook(struct swf_tls_owner *o, void *state)
 {
-    swf_tstate_release(SWF_CONTAINER_OF(o, struct swf_cache, owner), state);
+    swfi_tstate_release(SWF_CONTAINER_OF(o, struct swf_cache, owner), state);
 }
 
-struct swf_tstate *swf_tstate_bind_nowait(struct swf_cache *c)
+struct swf_tstate *swfi_tstate_bind_nowait(struct swf_cache *c)
 {
-    if (!swf_tls_bindable(&c->owner))
+    if (!swfi_tls_bindable(&c->owner))
         return NULL;
-    uint32_t i = swf_istack_pop(&c->ts_free, &c->tstates);
+    uint32_t i = swfi_istack_pop(&c->ts_free, &c->tstates);
     if (i == UINT32_MAX)
         return NULL;
-    struct swf_tstate *ts = swf_itable_node(&c->tstates, i);
-    struct swf_mag *loaded = swf_depot_get_empty(c);
-    struct swf_mag *prev = loaded ? swf_depot_get_empty(c) : NULL;
+    struct swf_tstate *ts = swfi_itable_node(&c->tstates, i);
+    struct swf_mag *loaded = swfi_depot_get_empty(c);
+    struct swf_mag *prev = loaded ? swfi_depot_get_empty(c) : NULL;
     if (prev == NULL) {
         if (loaded != NULL)
-            swf_depot_put(c, loaded);
-        swf_istack_push(&c->ts_free, &c->tstates, i);
+            swfi_depot_put(c, loaded);
+        swfi_istack_push(&c->ts_free, &c->tstates, i);
         return NULL;
     }
-    swf_ts_set(ts, loaded, prev);
-    swf_tls_bind(&c->owner, ts);
+    swfi_ts_set(ts, loaded, prev);
+    swfi_tls_bind(&c->owner, ts);
     return ts;
 }
 
-struct swf_tstate *swf_tstate_bind_locked(struct swf_cache *c)
+struct swf_tstate *swfi_tstate_bind_locked(struct swf_cache *c)
 {
     /* Every blocking call, bound or not, makes the thread's table reach every owner alive now:
      * its later NOWAIT calls on caches created since its last blocking call then bind too. */
-    int err = swf_tls_prepare(&c->owner);
-    struct swf_tstate *ts = swf_tls_get(&c->owner);
+    int err = swfi_tls_prepare(&c->owner);
+    struct swf_tstate *ts = swfi_tls_get(&c->owner);
     if (ts != NULL)
         return ts;
     if (err != 0)
         return NULL;
     /* Lock-free poppers may empty the pools between our refills: bounded retries. */
     for (int tries = 0; tries < 4; tries++) {
-        if ((ts = swf_tstate_bind_nowait(c)) != NULL)
+        if ((ts = swfi_tstate_bind_nowait(c)) != NULL)
             return ts;
-        if (swf_istack_empty(&c->ts_free) && make_tstates(c) != 0)
+        if (swfi_istack_empty(&c->ts_free) && make_tstates(c) != 0)
             return NULL;
-        swf_mags_reserve(c, 2 + SPARE_EMPTY_MAGS);
+        swfi_mags_reserve(c, 2 + SPARE_EMPTY_MAGS);
     }
-    return swf_tstate_bind_nowait(c);
+    return swfi_tstate_bind_nowait(c);
 }
 
-int swf_cache_first_use(struct swf_cache *c)
+int swfi_cache_first_use(struct swf_cache *c)
 {
-    if (swf_load_relaxed_32(&c->x_shared_made))
+    if (swfi_load_relaxed_32(&c->x_shared_made))
         return 0;
-    swf_mags_reserve(c, SPARE_EMPTY_MAGS + 2 * SHARED_STATES);
+    swfi_mags_reserve(c, SPARE_EMPTY_MAGS + 2 * SHARED_STATES);
     struct swf_tstate *made[SHARED_STATES];
     int n = 0;
     for (; n < SHARED_STATES; n++) {
-        if (swf_istack_empty(&c->ts_free) && make_tstates(c) != 0)
+        if (swfi_istack_empty(&c->ts_free) && make_tstates(c) != 0)
             break;
-        swf_mags_reserve(c, 2);
-        uint32_t k = swf_istack_pop(&c->ts_free, &c->tstates);
-        struct swf_mag *loaded = swf_depot_get_empty(c);
-        struct swf_mag *prev = loaded ? swf_depot_get_empty(c) : NULL;
+        swfi_mags_reserve(c, 2);
+        uint32_t k = swfi_istack_pop(&c->ts_free, &c->tstates);
+        struct swf_mag *loaded = swfi_depot_get_empty(c);
+        struct swf_mag *prev = loaded ? swfi_depot_get_empty(c) : NULL;
         if (k == UINT32_MAX || prev == NULL) {
             if (loaded != NULL)
-                swf_depot_put(c, loaded);
+                swfi_depot_put(c, loaded);
             if (k != UINT32_MAX)
-                swf_istack_push(&c->ts_free, &c->tstates, k);
+                swfi_istack_push(&c->ts_free, &c->tstates, k);
             break;
         }
-        made[n] = swf_itable_node(&c->tstates, k);
-        swf_ts_set(made[n], loaded, prev);
+        made[n] = swfi_itable_node(&c->tstates, k);
+        swfi_ts_set(made[n], loaded, prev);
     }
     if (n < SHARED_STATES) { /* all or none: give back what was made */
         while (n > 0)
-            swf_tstate_release(c, made[--n]);
+            swfi_tstate_release(c, made[--n]);
         return ENOMEM;
     }
     for (int i = 0; i < SHARED_STATES; i++)
         c->shared[i] = made[i];
     /* Release: a NOWAIT call that acquires the flag sees the states and their magazines. */
-    swf_store_release_32(&c->x_shared_made, 1);
+    swfi_store_release_32(&c->x_shared_made, 1);
     return 0;
 }
 
-/* Whether the shared states exist (the cache was used). Acquire: see swf_cache_first_use. */
+/* Whether the shared states exist (the cache was used). Acquire: see swfi_cache_first_use. */
 static bool shared_made(struct swf_cache *c)
 {
-    return swf_load_acquire_32(&c->x_shared_made) != 0;
+    return swfi_load_acquire_32(&c->x_shared_made) != 0;
 }
 
 /* Claim ts for this call; with `wait`, until its current claimer (one call long) lets go.
@@ -144,10 +144,10 @@ static bool claim(struct swf_tstate *ts, bool wait)
 {
     for (;;) {
         uint32_t free_word = 0;
-        if (swf_load_relaxed_32(&ts->x_claim) == 0 &&
-            swf_cas_acq_rel_32(&ts->x_claim, &free_word, 1))
+        if (swfi_load_relaxed_32(&ts->x_claim) == 0 &&
+            swfi_cas_acq_rel_32(&ts->x_claim, &free_word, 1))
             return true;
-        if (!wait || swf_load_relaxed_32(&ts->x_claim) == CLAIM_ABANDONED)
+        if (!wait || swfi_load_relaxed_32(&ts->x_claim) == CLAIM_ABANDONED)
             return false;
         /* Sleep, not spin: the claimer may be a preempted thread of lower priority on this CPU,
          * which a SCHED_FIFO waiter that only yielded would never let run. Nothing wakes us (the
@@ -164,7 +164,7 @@ static struct swf_tstate *claim_shared(struct swf_cache *c)
 {
     if (!shared_made(c))
         return NULL;
-    unsigned start = (unsigned)(swf_mix64((uintptr_t)&swf_tls_self) >> 32);
+    unsigned start = (unsigned)(swfi_mix64((uintptr_t)&swf_tls_self) >> 32);
     for (unsigned i = 0; i < SHARED_STATES; i++) {
         struct swf_tstate *ts = c->shared[(start + i) % SHARED_STATES];
         if (claim(ts, false))
@@ -173,7 +173,7 @@ static struct swf_tstate *claim_shared(struct swf_cache *c)
     return NULL;
 }
 
-void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait)
+void *swfi_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait)
 {
     if (!shared_made(c))
         return NULL;
@@ -182,68 +182,68 @@ void *swf_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait)
         if (ts == held || !claim(ts, wait))
             continue;
         void *obj =
-            swf_ts_loaded(ts)->pub.n || swf_ts_prev(ts)->pub.n ? swf_tstate_take(c, ts) : NULL;
-        swf_store_release_32(&ts->x_claim, 0);
+            swfi_ts_loaded(ts)->pub.n || swfi_ts_prev(ts)->pub.n ? swfi_tstate_take(c, ts) : NULL;
+        swfi_store_release_32(&ts->x_claim, 0);
         if (obj != NULL)
             return obj;
     }
     return NULL;
 }
 
-struct swf_tstate *swf_tstate_for_call(struct swf_cache *c, bool *claimed)
+struct swf_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed)
 {
     *claimed = false;
-    struct swf_tstate *ts = swf_tls_get(&c->owner);
+    struct swf_tstate *ts = swfi_tls_get(&c->owner);
     if (ts == NULL)
-        ts = swf_tstate_bind_nowait(c);
+        ts = swfi_tstate_bind_nowait(c);
     if (ts == NULL && (ts = claim_shared(c)) != NULL)
         *claimed = true;
     return ts;
 }
 
-void *swf_tstate_take(struct swf_cache *c, struct swf_tstate *ts)
+void *swfi_tstate_take(struct swf_cache *c, struct swf_tstate *ts)
 {
-    struct swf_mag *loaded = swf_ts_loaded(ts), *prev = swf_ts_prev(ts);
+    struct swf_mag *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
     if (loaded->pub.n == 0) {
         struct swf_mag *t = loaded;
         loaded = prev;
         prev = t;
     }
     if (loaded->pub.n == 0) {
-        struct swf_mag *got = swf_depot_get_objects(c);
+        struct swf_mag *got = swfi_depot_get_objects(c);
         if (got != NULL) {
             /* Both ours are empty: keep one as prev, give the other back. */
-            swf_depot_put(c, prev);
+            swfi_depot_put(c, prev);
             prev = loaded;
             loaded = got;
-        } else if (swf_loose_take(c, loaded, MAG_CAP) == 0) {
-            swf_ts_set(ts, loaded, prev);
+        } else if (swfi_loose_take(c, loaded, MAG_CAP) == 0) {
+            swfi_ts_set(ts, loaded, prev);
             return NULL;
         }
     }
-    swf_ts_set(ts, loaded, prev);
+    swfi_ts_set(ts, loaded, prev);
     return loaded->pub.obj[--loaded->pub.n];
 }
 
-void swf_tstate_put(struct swf_cache *c, struct swf_tstate *ts, void *obj)
+void swfi_tstate_put(struct swf_cache *c, struct swf_tstate *ts, void *obj)
 {
-    struct swf_mag *loaded = swf_ts_loaded(ts), *prev = swf_ts_prev(ts);
+    struct swf_mag *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
     if (loaded->pub.n == MAG_CAP) {
         if (prev->pub.n < MAG_CAP) {
             struct swf_mag *t = loaded;
             loaded = prev;
             prev = t;
         } else {
-            struct swf_mag *e = swf_depot_get_empty(c);
+            struct swf_mag *e = swfi_depot_get_empty(c);
             if (e == NULL) {
-                swf_loose_push(c, obj);
+                swfi_loose_push(c, obj);
                 return;
             }
-            swf_depot_put(c, prev);
+            swfi_depot_put(c, prev);
             prev = loaded;
             loaded = e;
         }
-        swf_ts_set(ts, loaded, prev);
+        swfi_ts_set(ts, loaded, prev);
     }
     loaded->pub.obj[loaded->pub.n++] = obj;
 }
@@ -273,12 +273,12 @@ static void fork_child(struct swf_tls_owner *o)
 {
     struct swf_cache *c = SWF_CONTAINER_OF(o, struct swf_cache, owner);
     for (unsigned i = 0; i < SHARED_STATES; i++)
-        if (c->shared[i] != NULL && swf_load_relaxed_32(&c->shared[i]->x_claim) != 0)
-            swf_store_relaxed_32(&c->shared[i]->x_claim, CLAIM_ABANDONED);
+        if (c->shared[i] != NULL && swfi_load_relaxed_32(&c->shared[i]->x_claim) != 0)
+            swfi_store_relaxed_32(&c->shared[i]->x_claim, CLAIM_ABANDONED);
     pthread_mutex_init(&c->refill_lock, NULL);
 }
 
-const struct swf_owner_ops swf_cache_owner_ops = {
+const struct swf_owner_ops swfi_cache_owner_ops = {
     .release = release_hook,
     .fork_prepare = fork_prepare,
     .fork_parent = fork_parent,

@@ -106,10 +106,10 @@ static void reader_release(struct swf_tls_owner *o, void *state)
  * time (prepares the thread, may allocate); a TLS lookup afterwards. */
 static struct swf_reader *reader_get(struct swf_registry *r)
 {
-    struct swf_reader *rd = swf_tls_get(&r->owner);
+    struct swf_reader *rd = swfi_tls_get(&r->owner);
     if (SWF_LIKELY(rd != NULL))
         return rd;
-    if (swf_tls_prepare(&r->owner) != 0)
+    if (swfi_tls_prepare(&r->owner) != 0)
         return NULL;
     ck_epoch_record_t *rec = ck_epoch_recycle(&r->epoch, r);
     if (rec != NULL) {
@@ -125,7 +125,7 @@ static struct swf_reader *reader_get(struct swf_registry *r)
         pthread_mutex_unlock(&r->records_lock);
     }
     rd->r = r;
-    swf_tls_bind(&r->owner, rd);
+    swfi_tls_bind(&r->owner, rd);
     return rd;
 }
 
@@ -140,23 +140,23 @@ static struct swf_reader *reader_get(struct swf_registry *r)
 static void reader_enter(struct swf_reader *rd)
 {
     ck_epoch_begin(&rd->rec, NULL);
-    swf_fence_acquire();
+    swfi_fence_acquire();
 }
 
 static void reader_leave(struct swf_reader *rd)
 {
-    swf_tsan_release(&rd->r->epoch); /* tsan.h: pairs with acquires after grace periods */
+    swfi_tsan_release(&rd->r->epoch); /* tsan.h: pairs with acquires after grace periods */
     ck_epoch_end(&rd->rec, NULL);
-    swf_epoch_section_ended();
+    swfi_epoch_section_ended();
 }
 
 struct swf_reader *swf_registry_read_lock(struct swf_registry *r)
 {
     if (r == NULL)
-        return swf_fail_null(__func__, EINVAL, "r is NULL");
+        return swfi_fail_null(__func__, EINVAL, "r is NULL");
     struct swf_reader *rd = reader_get(r);
     if (rd == NULL)
-        return swf_fail_null(__func__, ENOMEM, "no memory for this thread's epoch record");
+        return swfi_fail_null(__func__, ENOMEM, "no memory for this thread's epoch record");
     reader_enter(rd);
     return rd;
 }
@@ -182,28 +182,28 @@ void swf_registry_read_unlock(struct swf_reader *rd)
 
 static struct swf_node *members_first(struct swf_registry *r)
 {
-    return swf_load_acquire_ptr((void *const *)&r->members.clh_first);
+    return swfi_load_acquire_ptr((void *const *)&r->members.clh_first);
 }
 
 static struct swf_node *members_next(struct swf_node *n)
 {
-    return swf_load_acquire_ptr((void *const *)&n->link.cle_next);
+    return swfi_load_acquire_ptr((void *const *)&n->link.cle_next);
 }
 
 static void members_insert_head(struct swf_registry *r, struct swf_node *n)
 {
-    struct swf_node *first = swf_load_relaxed_ptr((void *const *)&r->members.clh_first);
-    swf_store_relaxed_ptr((void **)&n->link.cle_next, first);
+    struct swf_node *first = swfi_load_relaxed_ptr((void *const *)&r->members.clh_first);
+    swfi_store_relaxed_ptr((void **)&n->link.cle_next, first);
     n->link.cle_prev = &r->members.clh_first;
     if (first != NULL)
         first->link.cle_prev = &n->link.cle_next;
-    swf_store_release_ptr((void **)&r->members.clh_first, n);
+    swfi_store_release_ptr((void **)&r->members.clh_first, n);
 }
 
 static void members_remove(struct swf_node *n)
 {
-    struct swf_node *next = swf_load_relaxed_ptr((void *const *)&n->link.cle_next);
-    swf_store_release_ptr((void **)n->link.cle_prev, next);
+    struct swf_node *next = swfi_load_relaxed_ptr((void *const *)&n->link.cle_next);
+    swfi_store_release_ptr((void **)n->link.cle_prev, next);
     if (next != NULL)
         next->link.cle_prev = n->link.cle_prev;
 }
@@ -224,10 +224,10 @@ struct swf_node *swf_registry_next(struct swf_registry *r, struct swf_node *n)
 
 static void orphan_push(struct swf_registry *r, struct swf_node *n)
 {
-    void *head = swf_load_relaxed_ptr((void **)&r->x_orphans);
+    void *head = swfi_load_relaxed_ptr((void **)&r->x_orphans);
     do
-        swf_store_relaxed_ptr((void **)&n->x_orphan_next, head);
-    while (!swf_cas_release_ptr((void **)&r->x_orphans, &head, n));
+        swfi_store_relaxed_ptr((void **)&n->x_orphan_next, head);
+    while (!swfi_cas_release_ptr((void **)&r->x_orphans, &head, n));
 }
 
 /* Runs inside ck_epoch_poll/barrier on wrec, under `reclaim`. */
@@ -235,8 +235,8 @@ static void node_grace_over(ck_epoch_entry_t *e)
 {
     struct swf_node *n = SWF_CONTAINER_OF(e, struct swf_node, epoch_entry);
     struct swf_registry *r = n->registry;
-    swf_tsan_acquire(&r->epoch);
-    uint32_t ref = swf_load_acquire_32(&n->x_ref);
+    swfi_tsan_acquire(&r->epoch);
+    uint32_t ref = swfi_load_acquire_32(&n->x_ref);
     for (;;) {
         if (ref == 0) {
             n->x_orphan_next = r->ready;
@@ -244,7 +244,7 @@ static void node_grace_over(ck_epoch_entry_t *e)
             return;
         }
         /* Pinned by a sweep's cursor: its last unpin finishes the job. */
-        if (swf_cas_acq_rel_32(&n->x_ref, &ref, ref | REF_PENDING))
+        if (swfi_cas_acq_rel_32(&n->x_ref, &ref, ref | REF_PENDING))
             return;
     }
 }
@@ -261,12 +261,12 @@ static void finalise(struct swf_registry *r, struct swf_node *n)
     if (obj != NULL)
         swf_cache_free(r->cache, obj);
     void (*release)(struct swf_node *) = n->release;
-    swf_store_relaxed_32(&n->x_ref, 0);
+    swfi_store_relaxed_32(&n->x_ref, 0);
     n->registry = NULL;
     n->release = NULL;
-    swf_fetch_add_relaxed_64(&r->x_released, 1);
-    swf_fetch_sub_relaxed_64(&r->x_pending_release, 1);
-    swf_store_release_32(&n->x_state, release != NULL ? NODE_RELEASED : NODE_UNLINKED);
+    swfi_fetch_add_relaxed_64(&r->x_released, 1);
+    swfi_fetch_sub_relaxed_64(&r->x_pending_release, 1);
+    swfi_store_release_32(&n->x_state, release != NULL ? NODE_RELEASED : NODE_UNLINKED);
     if (release != NULL)
         release(n);
 }
@@ -287,11 +287,11 @@ static void finalise_ready(struct swf_registry *r, bool wait)
         finalise(r, n);
         n = next;
     }
-    if (swf_load_relaxed_ptr((void **)&r->x_orphans) == NULL)
+    if (swfi_load_relaxed_ptr((void **)&r->x_orphans) == NULL)
         return;
-    n = swf_exchange_acquire_ptr((void **)&r->x_orphans, NULL);
+    n = swfi_exchange_acquire_ptr((void **)&r->x_orphans, NULL);
     while (n != NULL) {
-        struct swf_node *next = swf_load_relaxed_ptr((void **)&n->x_orphan_next);
+        struct swf_node *next = swfi_load_relaxed_ptr((void **)&n->x_orphan_next);
         finalise(r, n);
         n = next;
     }
@@ -302,9 +302,9 @@ static void barrier(struct swf_registry *r)
 {
     pthread_mutex_lock(&r->reclaim);
     struct swf_epoch_waiter w;
-    swf_epoch_waiter_init(&w);
-    ck_epoch_barrier_wait(&r->wrec, swf_epoch_wait, &w);
-    swf_tsan_acquire(&r->epoch);
+    swfi_epoch_waiter_init(&w);
+    ck_epoch_barrier_wait(&r->wrec, swfi_epoch_wait, &w);
+    swfi_tsan_acquire(&r->epoch);
     pthread_mutex_unlock(&r->reclaim);
 }
 
@@ -332,20 +332,20 @@ static void *ops_next(void *list, void *n)
 static void ops_pin(void *list, void *n)
 {
     (void)list;
-    swf_fetch_add_acq_rel_32(&((struct swf_node *)n)->x_ref, 1);
+    swfi_fetch_add_acq_rel_32(&((struct swf_node *)n)->x_ref, 1);
 }
 
 static void ops_unpin(void *list, void *node)
 {
     struct swf_node *n = node;
-    if (swf_fetch_sub_acq_rel_32(&n->x_ref, 1) == (REF_PENDING | 1))
+    if (swfi_fetch_sub_acq_rel_32(&n->x_ref, 1) == (REF_PENDING | 1))
         orphan_push(list, n); /* its grace period ended while we held it */
 }
 
 static bool ops_linked(void *list, void *n)
 {
     (void)list;
-    return swf_load_acquire_32(&((struct swf_node *)n)->x_state) == NODE_LINKED;
+    return swfi_load_acquire_32(&((struct swf_node *)n)->x_state) == NODE_LINKED;
 }
 
 static const struct swf_list_ops registry_ops = {ops_first, ops_next, ops_pin, ops_unpin,
@@ -367,7 +367,7 @@ static void guard_leave(void *rd)
 /* Why n cannot be added, or NULL: its state, read under `writer`. */
 static const char *add_refusal(struct swf_node *n, int *err)
 {
-    uint32_t state = swf_load_acquire_32(&n->x_state);
+    uint32_t state = swfi_load_acquire_32(&n->x_state);
     if (state == NODE_UNLINKED)
         return NULL;
     if (state == NODE_LINKED) {
@@ -386,15 +386,15 @@ static void link_member(struct swf_registry *r, struct swf_node *n, void *obj)
 {
     n->registry = r;
     n->release = NULL;
-    swf_store_relaxed_32(&n->x_ref, 0);
+    swfi_store_relaxed_32(&n->x_ref, 0);
     if (obj != NULL) {
         /* Before the member is reachable: readers and the sweep see it filled. */
         swf_slot_publish(&n->slot, obj);
-        swf_fetch_add_relaxed_64(&r->x_assigned_by_add, 1);
+        swfi_fetch_add_relaxed_64(&r->x_assigned_by_add, 1);
     }
-    swf_store_release_32(&n->x_state, NODE_LINKED);
+    swfi_store_release_32(&n->x_state, NODE_LINKED);
     members_insert_head(r, n);
-    swf_fetch_add_relaxed_64(&r->x_members, 1);
+    swfi_fetch_add_relaxed_64(&r->x_members, 1);
 }
 
 /*
@@ -418,13 +418,13 @@ int swf_registry_add(struct swf_registry *r, struct swf_node *n)
         if (why != NULL)
             break;
         void *obj = NULL;
-        if (swf_load_relaxed_32(&r->x_active)) {
+        if (swfi_load_relaxed_32(&r->x_active)) {
             obj = spare != NULL ? spare : swf_cache_alloc(r->cache, SWF_NOWAIT);
             if (obj == NULL) {
                 pthread_mutex_unlock(&r->writer);
                 spare = swf_cache_alloc(r->cache, SWF_WAIT);
                 if (spare == NULL)
-                    return swf_fail(__func__, ENOMEM, "active and no object could be had for n");
+                    return swfi_fail(__func__, ENOMEM, "active and no object could be had for n");
                 r->init(spare, n, r->init_arg);
                 pthread_mutex_lock(&r->writer);
                 continue;
@@ -439,7 +439,7 @@ int swf_registry_add(struct swf_registry *r, struct swf_node *n)
     pthread_mutex_unlock(&r->writer);
     if (spare != NULL)
         swf_cache_free(r->cache, spare); /* the flag went down while we allocated */
-    return err ? swf_fail(__func__, err, why) : 0;
+    return err ? swfi_fail(__func__, err, why) : 0;
 }
 
 int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)(struct swf_node *))
@@ -448,21 +448,21 @@ int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)
     SWF_CHECK_ARG(n == NULL, EINVAL, "n is NULL");
     pthread_mutex_lock(&r->writer);
     /* The state first: n->registry is ours to read only while n is linked (set under writer). */
-    if (swf_load_acquire_32(&n->x_state) != NODE_LINKED || n->registry != r) {
+    if (swfi_load_acquire_32(&n->x_state) != NODE_LINKED || n->registry != r) {
         pthread_mutex_unlock(&r->writer);
-        return swf_fail(__func__, ENOENT, "n is not linked in r");
+        return swfi_fail(__func__, ENOENT, "n is not linked in r");
     }
     members_remove(n);
     n->release = release;
-    swf_store_release_32(&n->x_state, NODE_DELETED);
-    swf_fetch_sub_relaxed_64(&r->x_members, 1);
+    swfi_store_release_32(&n->x_state, NODE_DELETED);
+    swfi_fetch_sub_relaxed_64(&r->x_members, 1);
     pthread_mutex_unlock(&r->writer);
 
     pthread_mutex_lock(&r->reclaim);
-    swf_fetch_add_relaxed_64(&r->x_pending_release, 1);
+    swfi_fetch_add_relaxed_64(&r->x_pending_release, 1);
     /* The unlink is visible before the epoch ck_epoch_call reads: ck_epoch_poll in ck <= 0.7.2
      * dispatches one epoch early otherwise (see lib/cache/deferred.c). */
-    swf_fence_seq_cst();
+    swfi_fence_seq_cst();
     ck_epoch_call(&r->wrec, node_entry(n), node_grace_over);
     ck_epoch_poll(&r->wrec); /* non-blocking: runs the callbacks whose grace period is over */
     pthread_mutex_unlock(&r->reclaim);
@@ -476,33 +476,33 @@ int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)
 static void set_active(struct swf_registry *r, uint32_t on)
 {
     pthread_mutex_lock(&r->writer);
-    swf_store_relaxed_32(&r->x_active, on);
+    swfi_store_relaxed_32(&r->x_active, on);
     pthread_mutex_unlock(&r->writer);
 }
 
 static void record_sweep(struct swf_registry *r, const struct swf_sweep_stats *st)
 {
-    swf_fetch_add_relaxed_64(&r->x_assigned_by_sweep, st->assigned);
-    swf_fetch_add_relaxed_64(&r->x_lost_races, st->lost_races);
-    swf_fetch_add_relaxed_64(&r->x_sections, st->sections);
-    swf_fetch_add_relaxed_64(&r->x_cursor_restarts, st->restarts);
-    if (st->longest_section > swf_load_relaxed_64(&r->x_longest_section))
-        swf_store_relaxed_64(&r->x_longest_section, st->longest_section);
+    swfi_fetch_add_relaxed_64(&r->x_assigned_by_sweep, st->assigned);
+    swfi_fetch_add_relaxed_64(&r->x_lost_races, st->lost_races);
+    swfi_fetch_add_relaxed_64(&r->x_sections, st->sections);
+    swfi_fetch_add_relaxed_64(&r->x_cursor_restarts, st->restarts);
+    if (st->longest_section > swfi_load_relaxed_64(&r->x_longest_section))
+        swfi_store_relaxed_64(&r->x_longest_section, st->longest_section);
 }
 
 int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
 {
     SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
     pthread_mutex_lock(&r->activation);
-    if (swf_load_relaxed_32(&r->x_active) && r->complete) {
+    if (swfi_load_relaxed_32(&r->x_active) && r->complete) {
         pthread_mutex_unlock(&r->activation);
-        return swf_fail(__func__, EALREADY, "r is already active and complete");
+        return swfi_fail(__func__, EALREADY, "r is already active and complete");
     }
     /* Prepare one object per member now, outside any section, in as few mappings as possible:
      * then the sweep's NOWAIT allocations succeed and its reserve stays a fallback. Best
      * effort: if memory is short the sweep finds out and reports ENOMEM. Before the flag goes
      * up: while the grow holds the cache's refill mutex, adds still allocate nothing. */
-    (void)swf_cache_grow(r->cache, (size_t)swf_load_relaxed_64(&r->x_members) + r->reserve);
+    (void)swf_cache_grow(r->cache, (size_t)swfi_load_relaxed_64(&r->x_members) + r->reserve);
     set_active(r, 1);
     struct swf_reader *rd = reader_get(r);
     int err = ENOMEM;
@@ -525,14 +525,14 @@ int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
     }
     r->complete = err == 0;
     if (err == 0)
-        swf_fetch_add_relaxed_64(&r->x_activations, 1);
+        swfi_fetch_add_relaxed_64(&r->x_activations, 1);
     pthread_mutex_unlock(&r->activation);
     finalise_ready(r, false);
     if (stats != NULL)
         *stats = st;
-    return err ? swf_fail(__func__, err,
-                          rd ? "the sweep ran out of memory: call activate again"
-                             : "no memory for this thread's epoch record")
+    return err ? swfi_fail(__func__, err,
+                           rd ? "the sweep ran out of memory: call activate again"
+                              : "no memory for this thread's epoch record")
                : 0;
 }
 
@@ -542,19 +542,19 @@ static void retire(struct swf_registry *r, void **objs, size_t *n, int *err)
     if (*n == 0)
         return;
     pthread_mutex_lock(&r->reclaim);
-    swf_fence_seq_cst(); /* the taking exchanges before the epoch read: see del */
+    swfi_fence_seq_cst(); /* the taking exchanges before the epoch read: see del */
     if (swf_cache_free_deferred(r->cache, &r->wrec, objs, *n) != 0) {
         /* No magazine to queue them in: wait for the grace period here instead. */
         struct swf_epoch_waiter w;
-        swf_epoch_waiter_init(&w);
-        ck_epoch_synchronize_wait(&r->epoch, swf_epoch_wait, &w);
-        swf_tsan_acquire(&r->epoch);
+        swfi_epoch_waiter_init(&w);
+        ck_epoch_synchronize_wait(&r->epoch, swfi_epoch_wait, &w);
+        swfi_tsan_acquire(&r->epoch);
         for (size_t i = 0; i < *n; i++)
             swf_cache_free(r->cache, objs[i]);
         *err = ENOMEM;
     }
     pthread_mutex_unlock(&r->reclaim);
-    swf_fetch_add_relaxed_64(&r->x_unpublished, *n);
+    swfi_fetch_add_relaxed_64(&r->x_unpublished, *n);
     *n = 0;
 }
 
@@ -597,28 +597,28 @@ int swf_registry_deactivate(struct swf_registry *r)
 {
     SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
     pthread_mutex_lock(&r->activation);
-    if (!swf_load_relaxed_32(&r->x_active)) {
+    if (!swfi_load_relaxed_32(&r->x_active)) {
         pthread_mutex_unlock(&r->activation);
-        return swf_fail(__func__, EALREADY, "r is not active");
+        return swfi_fail(__func__, EALREADY, "r is not active");
     }
     /* Everything that can fail for want of memory first, while nothing has changed: an ENOMEM
      * here leaves r active, its objects published, and a retry can succeed. */
     struct swf_reader *rd = reader_get(r);
     if (rd == NULL) {
         pthread_mutex_unlock(&r->activation);
-        return swf_fail(__func__, ENOMEM, "no memory for this thread's epoch record");
+        return swfi_fail(__func__, ENOMEM, "no memory for this thread's epoch record");
     }
     /* After this no add assigns; every add that did published before we took the mutex. */
     set_active(r, 0);
     r->complete = 0;
     int err = unpublish_all(r, rd);
     barrier(r); /* the grace period after which the retired objects are free */
-    swf_fetch_add_relaxed_64(&r->x_deactivations, 1);
+    swfi_fetch_add_relaxed_64(&r->x_deactivations, 1);
     pthread_mutex_unlock(&r->activation);
     finalise_ready(r, true);
-    return err ? swf_fail(__func__, err,
-                          "no magazine for the deferred frees: freed after a synchronous grace "
-                          "period instead")
+    return err ? swfi_fail(__func__, err,
+                           "no magazine for the deferred frees: freed after a synchronous grace "
+                           "period instead")
                : 0;
 }
 
@@ -671,7 +671,7 @@ static void fork_parent(struct swf_tls_owner *o)
 static void fork_child(struct swf_tls_owner *o)
 {
     struct swf_registry *r = of_owner(o);
-    struct swf_reader *mine = swf_tls_get(&r->owner);
+    struct swf_reader *mine = swfi_tls_get(&r->owner);
     for (struct swf_reader *rd = r->records; rd != NULL; rd = rd->next_all) {
         if (rd == mine || ck_pr_load_uint(&rd->rec.state) != EPOCH_RECORD_IN_USE)
             continue;
@@ -722,10 +722,10 @@ int swf_registry_create(const struct swf_registry_config *cfg, struct swf_regist
     pthread_mutex_init(&r->records_lock, NULL);
     ck_epoch_init(&r->epoch);
     ck_epoch_register(&r->epoch, &r->wrec, NULL);
-    int err = swf_tls_owner_register(&r->owner);
+    int err = swfi_tls_owner_register(&r->owner);
     if (err != 0) {
         free(r);
-        return swf_fail(__func__, err, "SWF_CACHE_MAX caches and registries are alive");
+        return swfi_fail(__func__, err, "SWF_CACHE_MAX caches and registries are alive");
     }
     *out = r;
     return 0;
@@ -734,12 +734,12 @@ int swf_registry_create(const struct swf_registry_config *cfg, struct swf_regist
 int swf_registry_destroy(struct swf_registry *r)
 {
     SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
-    if (swf_load_relaxed_32(&r->x_active))
-        return swf_fail(__func__, EBUSY, "r is active");
-    if (swf_load_relaxed_64(&r->x_members) != 0)
-        return swf_fail(__func__, EBUSY, "members are linked");
+    if (swfi_load_relaxed_32(&r->x_active))
+        return swfi_fail(__func__, EBUSY, "r is active");
+    if (swfi_load_relaxed_64(&r->x_members) != 0)
+        return swfi_fail(__func__, EBUSY, "members are linked");
     swf_registry_synchronize(r);
-    swf_tls_owner_unregister(&r->owner);
+    swfi_tls_owner_unregister(&r->owner);
     for (struct swf_reader *rd = r->records, *next; rd != NULL; rd = next) {
         next = rd->next_all;
         free(rd);
@@ -758,19 +758,19 @@ int swf_registry_stats(struct swf_registry *r, struct swf_registry_stats *out)
     SWF_CHECK_ARG(out == NULL, EINVAL, "out is NULL");
     struct swf_registry_stats s;
     memset(&s, 0, sizeof(s));
-    s.members = swf_load_relaxed_64(&r->x_members);
-    s.active = swf_load_relaxed_32(&r->x_active);
-    s.activations = swf_load_relaxed_64(&r->x_activations);
-    s.deactivations = swf_load_relaxed_64(&r->x_deactivations);
-    s.assigned_by_add = swf_load_relaxed_64(&r->x_assigned_by_add);
-    s.assigned_by_sweep = swf_load_relaxed_64(&r->x_assigned_by_sweep);
-    s.lost_races = swf_load_relaxed_64(&r->x_lost_races);
-    s.unpublished = swf_load_relaxed_64(&r->x_unpublished);
-    s.released = swf_load_relaxed_64(&r->x_released);
-    s.pending_release = swf_load_relaxed_64(&r->x_pending_release);
-    s.longest_section = swf_load_relaxed_64(&r->x_longest_section);
-    s.sections = swf_load_relaxed_64(&r->x_sections);
-    s.cursor_restarts = swf_load_relaxed_64(&r->x_cursor_restarts);
+    s.members = swfi_load_relaxed_64(&r->x_members);
+    s.active = swfi_load_relaxed_32(&r->x_active);
+    s.activations = swfi_load_relaxed_64(&r->x_activations);
+    s.deactivations = swfi_load_relaxed_64(&r->x_deactivations);
+    s.assigned_by_add = swfi_load_relaxed_64(&r->x_assigned_by_add);
+    s.assigned_by_sweep = swfi_load_relaxed_64(&r->x_assigned_by_sweep);
+    s.lost_races = swfi_load_relaxed_64(&r->x_lost_races);
+    s.unpublished = swfi_load_relaxed_64(&r->x_unpublished);
+    s.released = swfi_load_relaxed_64(&r->x_released);
+    s.pending_release = swfi_load_relaxed_64(&r->x_pending_release);
+    s.longest_section = swfi_load_relaxed_64(&r->x_longest_section);
+    s.sections = swfi_load_relaxed_64(&r->x_sections);
+    s.cursor_restarts = swfi_load_relaxed_64(&r->x_cursor_restarts);
     *out = s;
     return 0;
 }

@@ -70,9 +70,9 @@ static bool membarrier_usable(void)
  * they were switched out); the seq_cst fence covers the fence-path adders and this thread. */
 static void barrier_b(struct swf_feature *f)
 {
-    swf_fence_seq_cst();
+    swfi_fence_seq_cst();
 #if !defined(SWF_TSAN) && defined(__NR_membarrier)
-    if (!(swf_load_relaxed_32(&f->head.x_gate) & GATE_FENCE) &&
+    if (!(swfi_load_relaxed_32(&f->head.x_gate) & GATE_FENCE) &&
         syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0) {
         /* Registered at create (and inherited by fork): only a lost registration gets here. */
         (void)syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0);
@@ -105,17 +105,17 @@ static int fill(struct swf_feature *f, struct stripe *s, void *member, enum swf_
     void *obj = mode == SWF_NOWAIT ? swf_cache_alloc_fast(f->cfg.sweep.cache)
                                    : swf_cache_alloc(f->cfg.sweep.cache, mode);
     if (obj == NULL) {
-        swf_fetch_add_relaxed_64(&s->x_left, 1);
+        swfi_fetch_add_relaxed_64(&s->x_left, 1);
         /* After the link: a catch-up that sees this sees the member on the list. */
-        swf_store_release_32(&f->x_owed, 1);
+        swfi_store_release_32(&f->x_owed, 1);
         return mode == SWF_NOWAIT ? EAGAIN : ENOMEM;
     }
     f->cfg.sweep.init(obj, member, f->cfg.sweep.init_arg);
     if (swf_slot_publish_cas(slot, obj)) {
-        swf_fetch_add_relaxed_64(&s->x_assigned, 1);
+        swfi_fetch_add_relaxed_64(&s->x_assigned, 1);
     } else {
         swf_cache_free(f->cfg.sweep.cache, obj); /* never published: no grace period needed */
-        swf_fetch_add_relaxed_64(&s->x_lost, 1);
+        swfi_fetch_add_relaxed_64(&s->x_lost, 1);
     }
     return 0;
 }
@@ -123,10 +123,10 @@ static int fill(struct swf_feature *f, struct stripe *s, void *member, enum swf_
 int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_mode mode)
 {
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
-    uint32_t gate = swf_load_relaxed_32(&f->head.x_gate);
+    uint32_t gate = swfi_load_relaxed_32(&f->head.x_gate);
     if (gate & GATE_FENCE) {
-        swf_fence_seq_cst(); /* fence A, in full: no membarrier to pair with */
-        gate = swf_load_relaxed_32(&f->head.x_gate);
+        swfi_fence_seq_cst(); /* fence A, in full: no membarrier to pair with */
+        gate = swfi_load_relaxed_32(&f->head.x_gate);
     }
     if (!(gate & GATE_ON))
         return 0; /* the activation's walk will see the link (fences A and B) */
@@ -141,10 +141,10 @@ int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_
     int err = 0;
     if (__atomic_load_n(&f->head.x_gate, __ATOMIC_SEQ_CST) & GATE_ON)
         err = fill(f, s, member, mode);
-    swf_fetch_sub_acq_rel_32(&s->x_adders, 1); /* releases the publication to deactivate */
+    swfi_fetch_sub_acq_rel_32(&s->x_adders, 1); /* releases the publication to deactivate */
     if (err == EAGAIN)
-        return swf_fail(__func__, err, "no object ready: the slot is owed (WAIT or catch-up)");
-    return err ? swf_fail(__func__, err, "no memory: the slot is owed (catch-up)") : 0;
+        return swfi_fail(__func__, err, "no object ready: the slot is owed (WAIT or catch-up)");
+    return err ? swfi_fail(__func__, err, "no memory: the slot is owed (catch-up)") : 0;
 }
 
 int swf_feature_release(struct swf_feature *f, void *member)
@@ -154,7 +154,7 @@ int swf_feature_release(struct swf_feature *f, void *member)
     void *obj = swf_slot_take(swf_slot_of(member, f->cfg.sweep.list.slot_offset));
     if (obj != NULL) {
         swf_cache_free(f->cfg.sweep.cache, obj);
-        swf_fetch_add_relaxed_64(&f->x_released, 1);
+        swfi_fetch_add_relaxed_64(&f->x_released, 1);
     }
     return 0;
 }
@@ -170,9 +170,9 @@ static int sweep(struct swf_feature *f, struct swf_sweep_stats *stats)
     memset(&st, 0, sizeof(st));
     int err = swf_sweep(&f->cfg.sweep, &st);
     if (err != 0)
-        swf_store_release_32(&f->x_owed, 1); /* what it did not reach is owed still */
-    swf_fetch_add_relaxed_64(&f->x_assigned_by_sweep, st.assigned);
-    swf_fetch_add_relaxed_64(&f->x_lost_by_sweep, st.lost_races);
+        swfi_store_release_32(&f->x_owed, 1); /* what it did not reach is owed still */
+    swfi_fetch_add_relaxed_64(&f->x_assigned_by_sweep, st.assigned);
+    swfi_fetch_add_relaxed_64(&f->x_lost_by_sweep, st.lost_races);
     if (stats != NULL)
         *stats = st;
     return err;
@@ -182,10 +182,10 @@ int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
 {
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
     pthread_mutex_lock(&f->lock);
-    uint32_t gate = swf_load_relaxed_32(&f->head.x_gate);
+    uint32_t gate = swfi_load_relaxed_32(&f->head.x_gate);
     if ((gate & GATE_ON) && f->complete) {
         pthread_mutex_unlock(&f->lock);
-        return swf_fail(__func__, EALREADY, "f is already active and complete");
+        return swfi_fail(__func__, EALREADY, "f is already active and complete");
     }
     if (!(gate & GATE_ON)) {
         /* Before the flag: no adder allocates while the grow holds the refill mutex. */
@@ -197,9 +197,9 @@ int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
     int err = sweep(f, stats);
     f->complete = err == 0;
     if (err == 0)
-        swf_fetch_add_relaxed_64(&f->x_activations, 1);
+        swfi_fetch_add_relaxed_64(&f->x_activations, 1);
     pthread_mutex_unlock(&f->lock);
-    return err ? swf_fail(__func__, err, "the sweep ran out of memory: call activate again") : 0;
+    return err ? swfi_fail(__func__, err, "the sweep ran out of memory: call activate again") : 0;
 }
 
 int swf_feature_catch_up(struct swf_feature *f, struct swf_sweep_stats *stats)
@@ -207,16 +207,16 @@ int swf_feature_catch_up(struct swf_feature *f, struct swf_sweep_stats *stats)
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
     if (stats != NULL)
         memset(stats, 0, sizeof(*stats));
-    if (swf_load_acquire_32(&f->x_owed) == 0)
+    if (swfi_load_acquire_32(&f->x_owed) == 0)
         return 0;
     pthread_mutex_lock(&f->lock);
     int err = 0;
-    if ((swf_load_relaxed_32(&f->head.x_gate) & GATE_ON) && swf_load_acquire_32(&f->x_owed)) {
+    if ((swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON) && swfi_load_acquire_32(&f->x_owed)) {
         err = sweep(f, stats);
-        swf_fetch_add_relaxed_64(&f->x_catch_ups, 1);
+        swfi_fetch_add_relaxed_64(&f->x_catch_ups, 1);
     }
     pthread_mutex_unlock(&f->lock);
-    return err ? swf_fail(__func__, err, "the sweep ran out of memory: still owed") : 0;
+    return err ? swfi_fail(__func__, err, "the sweep ran out of memory: still owed") : 0;
 }
 
 /* ---- deactivation -----------------------------------------------------------------------------
@@ -252,7 +252,7 @@ static void taken_free(struct swf_feature *f, struct taken *t)
         return;
     f->cfg.synchronize(f->cfg.synchronize_arg);
     swf_cache_free_bulk(f->cfg.sweep.cache, t->v, t->n);
-    swf_fetch_add_relaxed_64(&f->x_unpublished, t->n);
+    swfi_fetch_add_relaxed_64(&f->x_unpublished, t->n);
     t->n = 0;
 }
 
@@ -311,9 +311,9 @@ int swf_feature_deactivate(struct swf_feature *f)
 {
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
     pthread_mutex_lock(&f->lock);
-    if (!(swf_load_relaxed_32(&f->head.x_gate) & GATE_ON)) {
+    if (!(swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON)) {
         pthread_mutex_unlock(&f->lock);
-        return swf_fail(__func__, EALREADY, "f is not active");
+        return swfi_fail(__func__, EALREADY, "f is not active");
     }
     /* D: the flag's clearing and the loads of the counts, sequentially consistent (see C). */
     __atomic_fetch_and(&f->head.x_gate, ~(uint32_t)GATE_ON, __ATOMIC_SEQ_CST);
@@ -322,7 +322,7 @@ int swf_feature_deactivate(struct swf_feature *f)
         while (__atomic_load_n(&f->stripes[i].x_adders, __ATOMIC_SEQ_CST) != 0)
             sched_yield(); /* an adder between its count-in and count-out: a few steps */
     take_all(f);
-    swf_fetch_add_relaxed_64(&f->x_deactivations, 1);
+    swfi_fetch_add_relaxed_64(&f->x_deactivations, 1);
     pthread_mutex_unlock(&f->lock);
     return 0;
 }
@@ -342,12 +342,12 @@ int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature 
         return err; /* swf_sweep_validate said why */
     struct swf_feature *f;
     if (posix_memalign((void **)&f, 64, sizeof(*f)) != 0)
-        return swf_fail(__func__, ENOMEM, "no memory for the feature");
+        return swfi_fail(__func__, ENOMEM, "no memory for the feature");
     memset(f, 0, sizeof(*f));
     f->cfg = *cfg;
     f->cfg.sweep = sc;
     pthread_mutex_init(&f->lock, NULL);
-    swf_store_relaxed_32(&f->head.x_gate, membarrier_usable() ? 0 : GATE_FENCE);
+    swfi_store_relaxed_32(&f->head.x_gate, membarrier_usable() ? 0 : GATE_FENCE);
     *out = f;
     return 0;
 }
@@ -355,8 +355,8 @@ int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature 
 int swf_feature_destroy(struct swf_feature *f)
 {
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
-    if (swf_load_relaxed_32(&f->head.x_gate) & GATE_ON)
-        return swf_fail(__func__, EBUSY, "f is active");
+    if (swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON)
+        return swfi_fail(__func__, EBUSY, "f is active");
     pthread_mutex_destroy(&f->lock);
     free(f);
     return 0;
@@ -366,7 +366,7 @@ static uint64_t stripe_sum(struct swf_feature *f, size_t offset)
 {
     uint64_t sum = 0;
     for (int i = 0; i < STRIPES; i++)
-        sum += swf_load_relaxed_64((const uint64_t *)((const char *)&f->stripes[i] + offset));
+        sum += swfi_load_relaxed_64((const uint64_t *)((const char *)&f->stripes[i] + offset));
     return sum;
 }
 
@@ -376,19 +376,19 @@ int swf_feature_stats(struct swf_feature *f, struct swf_feature_stats *out)
     SWF_CHECK_ARG(out == NULL, EINVAL, "out is NULL");
     struct swf_feature_stats s;
     memset(&s, 0, sizeof(s));
-    uint32_t gate = swf_load_relaxed_32(&f->head.x_gate);
+    uint32_t gate = swfi_load_relaxed_32(&f->head.x_gate);
     s.active = (gate & GATE_ON) != 0;
     s.membarrier = (gate & GATE_FENCE) == 0;
-    s.activations = swf_load_relaxed_64(&f->x_activations);
-    s.deactivations = swf_load_relaxed_64(&f->x_deactivations);
+    s.activations = swfi_load_relaxed_64(&f->x_activations);
+    s.deactivations = swfi_load_relaxed_64(&f->x_deactivations);
     s.assigned_by_add = stripe_sum(f, offsetof(struct stripe, x_assigned));
-    s.assigned_by_sweep = swf_load_relaxed_64(&f->x_assigned_by_sweep);
+    s.assigned_by_sweep = swfi_load_relaxed_64(&f->x_assigned_by_sweep);
     s.lost_races =
-        stripe_sum(f, offsetof(struct stripe, x_lost)) + swf_load_relaxed_64(&f->x_lost_by_sweep);
+        stripe_sum(f, offsetof(struct stripe, x_lost)) + swfi_load_relaxed_64(&f->x_lost_by_sweep);
     s.left_owed = stripe_sum(f, offsetof(struct stripe, x_left));
-    s.catch_ups = swf_load_relaxed_64(&f->x_catch_ups);
-    s.unpublished = swf_load_relaxed_64(&f->x_unpublished);
-    s.released = swf_load_relaxed_64(&f->x_released);
+    s.catch_ups = swfi_load_relaxed_64(&f->x_catch_ups);
+    s.unpublished = swfi_load_relaxed_64(&f->x_unpublished);
+    s.released = swfi_load_relaxed_64(&f->x_released);
     *out = s;
     return 0;
 }

@@ -13,10 +13,10 @@ void swf_ck_hs_changed(void)
 {
     /* Relaxed: what orders the count before the writer's next change is ck_hs's own store fence
      * before it publishes a new map (or moves an entry), which covers every earlier store. */
-    swf_fetch_add_relaxed_64(&x_hs_generation, 1);
+    swfi_fetch_add_relaxed_64(&x_hs_generation, 1);
 }
 
 uint64_t swf_ck_hs_generation(void)
 {
-    return swf_load_acquire_64(&x_hs_generation);
+    return swfi_load_acquire_64(&x_hs_generation);
 }

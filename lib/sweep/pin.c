@@ -55,7 +55,7 @@ void swf_pin_init(struct swf_pin *pin)
 {
     if (pin == NULL)
         return;
-    swf_store_relaxed_32(&pin->x_word, 0);
+    swfi_store_relaxed_32(&pin->x_word, 0);
     pin->reserved_ = 0;
     pin->x_free = NULL;
     for (int i = 0; i < SWF_PIN_GRACE_WORDS; i++)
@@ -66,14 +66,14 @@ void swf_pin_get(struct swf_pin *pin)
 {
     if (pin == NULL)
         return;
-    uint32_t old = swf_fetch_add_acq_rel_32(&pin->x_word, 1);
+    uint32_t old = swfi_fetch_add_acq_rel_32(&pin->x_word, 1);
     if (SWF_UNLIKELY(old & PIN_GRACE_OVER))
-        swf_die(__func__,
-                "pin %p taken after its grace period ended: the member was not "
-                "reached in a read-side section that began before its unlink",
-                (void *)pin);
+        swfi_die(__func__,
+                 "pin %p taken after its grace period ended: the member was not "
+                 "reached in a read-side section that began before its unlink",
+                 (void *)pin);
     if (SWF_UNLIKELY((old & PIN_COUNT) == PIN_COUNT))
-        swf_die(__func__, "pin %p: too many pins", (void *)pin);
+        swfi_die(__func__, "pin %p: too many pins", (void *)pin);
 }
 
 void swf_pin_put(struct swf_pin *pin)
@@ -82,9 +82,9 @@ void swf_pin_put(struct swf_pin *pin)
         return;
     /* Release: everything this sweep did to the member happens-before its free. Acquire: if we
      * free, after grace_over's add. */
-    uint32_t old = swf_fetch_sub_acq_rel_32(&pin->x_word, 1);
+    uint32_t old = swfi_fetch_sub_acq_rel_32(&pin->x_word, 1);
     if (SWF_UNLIKELY((old & PIN_COUNT) == 0))
-        swf_die(__func__, "pin %p released more often than taken", (void *)pin);
+        swfi_die(__func__, "pin %p released more often than taken", (void *)pin);
     if ((old & (PIN_COUNT | PIN_GRACE_OVER)) == (PIN_GRACE_OVER | 1))
         pin_free(pin); /* its grace period ended while we held it */
 }
@@ -93,7 +93,7 @@ bool swf_pin_linked(const struct swf_pin *pin)
 {
     if (pin == NULL)
         return false;
-    return (swf_load_acquire_32(&pin->x_word) & PIN_RETIRED) == 0;
+    return (swfi_load_acquire_32(&pin->x_word) & PIN_RETIRED) == 0;
 }
 
 void swf_pin_grace_over(struct swf_pin *pin)
@@ -102,10 +102,10 @@ void swf_pin_grace_over(struct swf_pin *pin)
         return;
     /* grace_over runs once per retire, so adding the bit sets it: one wait-free step that also
      * reads the count. */
-    uint32_t old = swf_fetch_add_acq_rel_32(&pin->x_word, PIN_GRACE_OVER);
+    uint32_t old = swfi_fetch_add_acq_rel_32(&pin->x_word, PIN_GRACE_OVER);
     if (SWF_UNLIKELY((old & PIN_GRACE_OVER) || !(old & PIN_RETIRED)))
-        swf_die(__func__, "pin %p: grace period over twice, or for a pin never retired",
-                (void *)pin);
+        swfi_die(__func__, "pin %p: grace period over twice, or for a pin never retired",
+                 (void *)pin);
     if ((old & PIN_COUNT) == 0)
         pin_free(pin);
 }
@@ -115,16 +115,16 @@ int swf_pin_retire(struct swf_pin *pin, const struct swf_grace *grace, swf_pin_f
     SWF_CHECK_ARG(pin == NULL, EINVAL, "pin is NULL");
     SWF_CHECK_ARG(grace == NULL, EINVAL, "grace is NULL");
     SWF_CHECK_ARG(free_fn == NULL, EINVAL, "free_fn is NULL");
-    uint32_t old = swf_load_relaxed_32(&pin->x_word);
+    uint32_t old = swfi_load_relaxed_32(&pin->x_word);
     if (old & PIN_RETIRED)
-        return swf_fail(__func__, EALREADY, "the pin is already retired");
+        return swfi_fail(__func__, EALREADY, "the pin is already retired");
     /* x_free is read by whoever frees, after acquiring a later state of the word. */
     pin->x_free = free_fn;
     /* A compare-and-swap loop rather than an add: a second retire must not change the word. It
      * retries only when a concurrent get or put changed the count. */
-    while (!swf_cas_acq_rel_32(&pin->x_word, &old, old | PIN_RETIRED))
+    while (!swfi_cas_acq_rel_32(&pin->x_word, &old, old | PIN_RETIRED))
         if (old & PIN_RETIRED)
-            return swf_fail(__func__, EALREADY, "the pin is already retired");
+            return swfi_fail(__func__, EALREADY, "the pin is already retired");
     if (grace->defer == NULL)
         swf_pin_grace_over(pin); /* a lock: no reader is inside, the grace period is over */
     else
@@ -139,7 +139,7 @@ static void epoch_grace_over(ck_epoch_entry_t *e)
     struct swf_pin *pin = swf_pin_from_grace_storage(e);
     /* The epoch guards release on the ck_epoch when a section ends (tsan.h): the grace period's
      * edge from those sections to this callback, stated to ThreadSanitizer. */
-    swf_tsan_acquire(pin->x_grace[2]);
+    swfi_tsan_acquire(pin->x_grace[2]);
     swf_pin_grace_over(pin);
 }
 
@@ -149,7 +149,7 @@ static void epoch_defer(void *rec, struct swf_pin *pin)
     pin->x_grace[2] = r->global;
     /* The unlink visible before ck_epoch_call reads the epoch: ck_epoch_poll in Concurrency Kit
      * 0.7.1 and 0.7.2 may otherwise end the grace period one epoch early (lib/cache/deferred.c). */
-    swf_fence_seq_cst();
+    swfi_fence_seq_cst();
     ck_epoch_call(r, (ck_epoch_entry_t *)swf_pin_grace_storage(pin), epoch_grace_over);
 }
 

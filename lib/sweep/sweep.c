@@ -40,7 +40,7 @@ int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct swf_list
     SWF_CHECK_ARG(cfg->publish != SWF_PUBLISH_STORE && cfg->publish != SWF_PUBLISH_CAS, EINVAL,
                   "cfg->publish is not an enum swf_publish value");
     /* Not an error (stats.fell_back says it), but where a user looks: the full checks say it. */
-    if (swf_checks_all() && cfg->algo == SWF_RESUME && !swf_list_can_pin(ops) &&
+    if (swfi_checks_all() && cfg->algo == SWF_RESUME && !swf_list_can_pin(ops) &&
         !(cfg->guard.flags & SWF_GUARD_BLOCKING_OK))
         fprintf(stderr, "sweepfill: swf_sweep: the list cannot pin (no pin, unpin and linked ops), "
                         "so SWF_RESUME runs as SWF_RESTART; use an _AUTO adapter (pin.h)\n");
@@ -63,15 +63,16 @@ int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
 static void epoch_enter(void *rec)
 {
     ck_epoch_begin(rec, NULL);
-    swf_fence_acquire();
+    swfi_fence_acquire();
 }
 
 static void epoch_leave(void *arg)
 {
     ck_epoch_record_t *rec = arg;
-    swf_tsan_release(rec->global); /* see tsan.h: pairs with acquires after grace periods */
+    swfi_tsan_release(rec->global); /* see tsan.h: pairs with acquires after grace periods */
     ck_epoch_end(rec, NULL);
-    swf_epoch_section_ended(); /* wakes a grace-period waiter that sleeps (lib/base/epoch_wait.c) */
+    swfi_epoch_section_ended(); /* wakes a grace-period waiter that sleeps (lib/base/epoch_wait.c)
+                                 */
 }
 
 static void rwlock_enter(void *lock)
