@@ -99,11 +99,23 @@ static enum swfi_rseq_mode decide(void)
 }
 #endif
 
+#ifdef SWF_RSEQ
+static void fork_child(void)
+{
+    /* The child's address space is new: its fence needs a registration of its own. Should it
+     * fail, lock_slots falls back on the plain fence (below). */
+    if (mode_chosen != SWFI_RSEQ_OFF)
+        (void)membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+}
+#endif
+
 static void choose(void)
 {
     possible_cpus = read_possible_cpus();
 #ifdef SWF_RSEQ
     mode_chosen = decide();
+    if (mode_chosen != SWFI_RSEQ_OFF)
+        pthread_atfork(NULL, NULL, fork_child);
 #endif
 }
 
@@ -126,14 +138,6 @@ uint64_t swfi_rseq_aborts(void)
 #else
     return 0;
 #endif
-}
-
-void swfi_rseq_fork_child(void)
-{
-    /* The child's address space is new: its fence needs a registration of its own. Should it
-     * fail, lock_slots falls back on the plain fence (below). */
-    if (mode_chosen != SWFI_RSEQ_OFF)
-        (void)membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0);
 }
 
 /* Abort every sequence in flight in this process. The registered rseq fence; if it fails (a

@@ -70,9 +70,6 @@ uint32_t swfi_rseq_slots(void);
 /* Aborts counted on the calling thread (its sequences started again after an abort). */
 uint64_t swfi_rseq_aborts(void);
 
-/* The child of fork: registers membarrier's rseq fence for the child's new address space. */
-void swfi_rseq_fork_child(void);
-
 /* Lock slots[i] (i < n) for this thread, whatever their contents: on return each has the lock
  * bit, and no sequence that saw the slot unlocked can still commit. Blocking (membarrier). */
 void swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n);
@@ -241,6 +238,34 @@ static inline enum swfi_rseq_status swfi_rseq_swap_once(uintptr_t *slots, uint32
     return (enum swfi_rseq_status)st;
 }
 
+/* One attempt at finding obj in this CPU's magazine: DONE when it is there (a read-only
+ * sequence: reaching its end is its commit), FAIL when it is not (or the slot is locked). */
+static inline enum swfi_rseq_status swfi_rseq_find_once(uintptr_t *slots, uint32_t nslots,
+                                                        const void *obj)
+{
+    uintptr_t t, m, x;
+    uint32_t st;
+#if defined(__x86_64__)
+    __asm__ __volatile__(SWFI_RSEQ_ENTER "movl 4(%[m]), %k[t]\n"
+                                         "8:\n\tsubl $1, %k[t]\n\tjc 5f\n\t"
+                                         "movq 8(%[m], %[t], 8), %[x]\n\t" SWFI_RSEQ_DELAY_ASM
+                                         "cmpq %[o], %[x]\n\tjne 8b\n" SWFI_RSEQ_LEAVE
+                         : [t] "=&r"(t), [m] "=&r"(m), [x] "=&r"(x), [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj)
+                         : "memory", "cc");
+#else
+    uintptr_t a;
+    __asm__ __volatile__(SWFI_RSEQ_ENTER "ldr %w[t], [%[m], #4]\n\tadd %[a], %[m], #8\n"
+                                         "8:\n\tcbz %w[t], 5f\n\tsub %w[t], %w[t], #1\n\t"
+                                         "ldr %[x], [%[a], %[t], lsl #3]\n\t" SWFI_RSEQ_DELAY_ASM
+                                         "cmp %[x], %[o]\n\tb.ne 8b\n" SWFI_RSEQ_LEAVE
+                         : [t] "=&r"(t), [m] "=&r"(m), [x] "=&r"(x), [a] "=&r"(a), [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj)
+                         : "memory", "cc");
+#endif
+    return (enum swfi_rseq_status)st;
+}
+
 /* The same, retried after each abort (counted): DONE or FAIL. */
 static inline bool swfi_rseq_pop(uintptr_t *slots, uint32_t nslots, void **obj)
 {
@@ -263,6 +288,14 @@ static inline bool swfi_rseq_swap(uintptr_t *slots, uint32_t nslots, uintptr_t o
 {
     enum swfi_rseq_status st;
     while ((st = swfi_rseq_swap_once(slots, nslots, old, new_word)) == SWFI_RSEQ_ABORT)
+        swfi_rseq_aborts_++;
+    return st == SWFI_RSEQ_DONE;
+}
+
+static inline bool swfi_rseq_find(uintptr_t *slots, uint32_t nslots, const void *obj)
+{
+    enum swfi_rseq_status st;
+    while ((st = swfi_rseq_find_once(slots, nslots, obj)) == SWFI_RSEQ_ABORT)
         swfi_rseq_aborts_++;
     return st == SWFI_RSEQ_DONE;
 }
@@ -297,6 +330,12 @@ static inline bool swfi_rseq_swap(uintptr_t *slots, uint32_t nslots, uintptr_t o
                                   uintptr_t new_word)
 {
     (void)slots, (void)nslots, (void)old, (void)new_word;
+    return false;
+}
+
+static inline bool swfi_rseq_find(uintptr_t *slots, uint32_t nslots, const void *obj)
+{
+    (void)slots, (void)nslots, (void)obj;
     return false;
 }
 

@@ -15,7 +15,8 @@
 /* Tell cache.h's inline path whether it must call the library (refill_lock held, or creating). */
 static void update_slow(struct swf_cache *c)
 {
-    uint32_t slow = (c->checks ? SLOW_DEBUG : 0) | (swfi_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0);
+    uint32_t slow = (c->checks ? SLOW_DEBUG : 0) | (swfi_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0) |
+                    (c->pcpu ? SLOW_PERCPU : 0);
     swfi_store_relaxed_32(&c->owner.head.x_slow, slow);
 }
 
@@ -29,9 +30,14 @@ static void count_alloc(struct swf_cache *c, struct swf_tstate *ts, enum swf_all
         swfi_fetch_add_relaxed_64(mode == SWF_NOWAIT ? &c->x_allocs_nowait : &c->x_allocs_wait, 1);
 }
 
+/* An object for a call: the thread's magazines, or (no state: the per-CPU mode, or a thread
+ * without magazines) this CPU's magazine, then the depot's shared path. */
 static void *take(struct swf_cache *c, struct swf_tstate *ts)
 {
-    return ts ? swfi_tstate_take(c, ts) : swfi_depot_take_one(c);
+    if (ts != NULL)
+        return swfi_tstate_take(c, ts);
+    void *obj = c->pcpu ? swfi_pcpu_take(c) : NULL;
+    return obj ? obj : swfi_depot_take_one(c);
 }
 
 /* Objects in batches sized in bytes: a quarter of the capacity, at most WAIT_BATCH_BYTES, at
@@ -62,6 +68,9 @@ static void *alloc_wait(struct swf_cache *c)
         why = c->map_why;
         obj = take(c, ts);
     }
+    /* At the limit (or out of memory): what other CPUs' magazines hold (a membarrier fence). */
+    if (obj == NULL && c->pcpu && swfi_pcpu_drain(c) > 0)
+        obj = take(c, ts);
     pthread_mutex_unlock(&c->refill_lock);
     /* No memory to be had: the shared pairs that were in use a moment ago, waited for now that
      * the refill lock is free (their claimers may need to run first). */
@@ -124,6 +133,15 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
         swfi_counter_add(&ts->pub.x_allocs_nowait, 1);
         return obj;
     }
+    /* The per-CPU mode's common case: this CPU's magazine (percpu.c). */
+    void *obj;
+    if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT &&
+                   swfi_load_relaxed_32(&c->owner.head.x_slow) == SLOW_PERCPU &&
+                   (obj = swfi_pcpu_take(c)) != NULL)) {
+        swfi_mark_clear(obj);
+        swfi_fetch_add_relaxed_64(&c->x_allocs_nowait, 1);
+        return obj;
+    }
     return alloc_slow(c, mode);
 }
 
@@ -135,6 +153,15 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
         return swfi_fail("swf_cache_free", EINVAL, "c is NULL");
     if (obj == NULL)
         return 0;
+    if (c->pcpu) { /* this CPU's magazine, else the depot */
+        swfi_free_check(c, NULL, "swf_cache_free", obj);
+        swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+        swfi_mark_free(c, obj);
+        if (!swfi_pcpu_put(c, obj))
+            swfi_depot_put_one(c, obj);
+        swfi_fetch_add_relaxed_64(&c->x_frees, 1);
+        return 0;
+    }
     bool claimed;
     struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
     swfi_free_check(c, ts, "swf_cache_free", obj);
@@ -226,6 +253,11 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (objs[i] != NULL)
             continue;
+        if (next == nbuf && c->pcpu && (objs[i] = swfi_pcpu_take(c)) != NULL) {
+            mark_given(c, objs, i, i + 1); /* the per-CPU mode: this CPU's magazine first */
+            given++;
+            continue;
+        }
         if (next == nbuf && (nbuf = swfi_depot_take_into(c, buf, MAG_CAP), next = 0, nbuf == 0))
             break;
         objs[i] = buf[next++];
@@ -388,6 +420,8 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     struct swf_tstate *ts = swfi_tstate_bind_locked(c);
     swfi_pools_replenish(c);
     uint64_t have = reachable_objects(c, ts);
+    if (have < n && c->pcpu && swfi_pcpu_drain(c) > 0) /* what every CPU holds, to the depot */
+        have = reachable_objects(c, ts);
     if (have < n && ((err = swfi_map_check(c, (size_t)(n - have))) != 0 ||
                      (err = swfi_map_objects(c, (size_t)(n - have))) != 0))
         why = c->map_why;
@@ -395,7 +429,7 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     pthread_mutex_unlock(&c->refill_lock);
     if (err != 0)
         return swfi_fail(__func__, err, why);
-    if (ts == NULL)
+    if (ts == NULL && !c->pcpu)
         return swfi_fail(__func__, ENOMEM, "no memory for this thread's magazines");
     return 0;
 }
@@ -403,6 +437,10 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
 int swf_cache_flush(struct swf_cache *c)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
+    if (c->pcpu) { /* no thread holds any: this CPU's magazine goes to the depot */
+        swfi_pcpu_flush(c);
+        return 0;
+    }
     struct swf_tstate *ts = swfi_tls_unbind(&c->owner);
     if (ts != NULL)
         swfi_tstate_release(c, ts);
@@ -463,6 +501,7 @@ int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
     s.chunks = swfi_load_relaxed_64(&c->x_chunks);
     s.object_size = c->object_size;
     s.stride = c->stride;
+    s.percpu = c->pcpu;
     *out = s;
     return 0;
 }
@@ -480,6 +519,7 @@ static size_t natural_align(size_t size)
 static void cache_free_memory(struct swf_cache *c)
 {
     swfi_chunks_free(c);
+    swfi_pcpu_fini(c);
     swfi_failslab_fini(&c->fs);
     if (c->mags.x_blocks != NULL)
         swfi_itable_fini(&c->mags);
@@ -528,6 +568,8 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     c->huge_pages = cfg->huge_pages;
     c->grow_threads = cfg->grow_threads ? cfg->grow_threads : 1;
     c->checks = cfg->checks || swfi_checks_all();
+    c->pcpu = swfi_rseq_mode() != SWFI_RSEQ_OFF; /* decided once per process */
+    c->nslots = swfi_rseq_slots();
     swfi_free_check_init(c);
     snprintf(c->name, sizeof(c->name), "%s", cfg->name ? cfg->name : "");
     c->x_limit = cfg->limit;
@@ -571,4 +613,9 @@ int swf_cache_destroy(struct swf_cache *c)
     swfi_tls_owner_unregister(&c->owner);
     cache_free_memory(c);
     return 0;
+}
+
+int swf_cache_percpu(void)
+{
+    return (int)swfi_rseq_mode();
 }

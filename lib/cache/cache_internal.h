@@ -55,6 +55,7 @@
 #include "cache/failslab.h"
 #include "base/istack.h"
 #include "base/owner.h"
+#include "base/rseq.h"
 #include "base/util.h"
 
 #define MAG_CAP         SWF_CACHE_MAGAZINE
@@ -76,6 +77,7 @@ enum obj_state { OBJ_FREE = 0, OBJ_ALLOC = 1, OBJ_DEFERRED = 2 };
 /* Bits of owner.x_slow: why cache.h's inline path must call the library. */
 #define SLOW_DEBUG    1u /* full checks: every object's state is tracked */
 #define SLOW_FAILSLAB 2u /* failure injection is on */
+#define SLOW_PERCPU   4u /* the per-CPU mode: the inline path has no thread magazines to use */
 
 /* A magazine. Its head is cache.h's struct swf_magazine_, which the inline path reads and
  * writes (n, obj) and which starts with the istack link. */
@@ -141,7 +143,9 @@ struct swf_cache {
     unsigned int lock_memory;
     unsigned int huge_pages;
     unsigned int grow_threads;
-    bool checks; /* full checks (cfg->checks, SWF_DEBUG=checks or a debug-check build) */
+    bool checks;     /* full checks (cfg->checks, SWF_DEBUG=checks or a debug-check build) */
+    bool pcpu;       /* the per-CPU mode (percpu.c): no thread states, per-CPU magazines */
+    uint32_t nslots; /* per-CPU mode: slots in x_slots (the possible CPUs) */
     char name[64];
 
     /* Each hot shared word on its own cache line. */
@@ -154,6 +158,7 @@ struct swf_cache {
     uint64_t x_loose_objs;
     struct swf_istack ts_free __attribute__((aligned(64)));
     struct swf_failslab_state fs __attribute__((aligned(64)));
+    uintptr_t *x_slots; /* per-CPU mode: one magazine per CPU, made at first use (percpu.c) */
 
     /* Counters for work done without a thread state (and for deferred frees). */
     uint64_t x_allocs_nowait __attribute__((aligned(64)));
@@ -315,6 +320,32 @@ void *swfi_tstate_take(struct swf_cache *c, struct swf_tstate *ts);
 void swfi_tstate_put(struct swf_cache *c, struct swf_tstate *ts, void *obj);
 
 extern const struct swf_owner_ops swfi_cache_owner_ops;
+
+/* ---- percpu.c: the per-CPU mode ------------------------------------------------------------
+ */
+
+/* Make the slot array, a magazine in each (first use, refill_lock held). 0 or ENOMEM. */
+int swfi_pcpu_init(struct swf_cache *c);
+void swfi_pcpu_fini(struct swf_cache *c);
+
+/* An object from this CPU's magazine, refilled from the depot when empty; NULL when neither had
+ * one (the caller then tries the depot's shared path). Lock-free, no system call. */
+void *swfi_pcpu_take(struct swf_cache *c);
+
+/* obj into this CPU's magazine, swapped for an empty one from the depot when full; false when
+ * that failed (the caller puts obj on the depot). Lock-free, no system call. */
+bool swfi_pcpu_put(struct swf_cache *c, void *obj);
+
+/* This CPU's magazine to the depot, an empty one in its place (flush). Lock-free, no system
+ * call; nothing when the depot has no empty magazine or the thread moved meanwhile. */
+void swfi_pcpu_flush(struct swf_cache *c);
+
+/* Whether obj is in this CPU's magazine (a single free's double-free search). Lock-free. */
+bool swfi_pcpu_holds(struct swf_cache *c, const void *obj);
+
+/* Move every CPU's objects to the depot (refill_lock held; blocking: membarrier). Returns how
+ * many objects moved. */
+uint64_t swfi_pcpu_drain(struct swf_cache *c);
 
 /* ---- chunk.c ---------------------------------------------------------------------------------
  */

@@ -183,6 +183,9 @@ void swfi_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn,
     if (ts != NULL && swf_cache_marked_(&c->owner.head, obj) &&
         (in_mag(ts->pub.loaded, obj) || in_mag(ts->pub.prev, obj)))
         swfi_die(fn, "double free of %p (cache '%s')", obj, c->name);
+    if (ts == NULL && c->pcpu && swf_cache_marked_(&c->owner.head, obj) &&
+        swfi_pcpu_holds(c, obj)) /* the per-CPU mode: the magazine this free goes to */
+        swfi_die(fn, "double free of %p (cache '%s')", obj, c->name);
 }
 
 /* The state byte of obj (an object of c: swfi_free_check passed, or c handed it out). */

@@ -36,7 +36,7 @@ void swfi_pools_replenish(struct swf_cache *c)
 {
     (void)swfi_cache_first_use(c); /* best effort, as the rest */
     swfi_mags_reserve(c, SPARE_EMPTY_MAGS);
-    if (swfi_istack_empty(&c->ts_free))
+    if (swfi_istack_empty(&c->ts_free) && !c->pcpu)
         (void)make_tstates(c);
     swfi_loose_drain(c);
 }
@@ -56,7 +56,7 @@ static void release_hook(struct swf_tls_owner *o, void *state)
 
 struct swf_tstate *swfi_tstate_bind_nowait(struct swf_cache *c)
 {
-    if (!swfi_tls_bindable(&c->owner))
+    if (c->pcpu || !swfi_tls_bindable(&c->owner)) /* the per-CPU mode binds no thread */
         return NULL;
     uint32_t i = swfi_istack_pop(&c->ts_free, &c->tstates);
     if (i == UINT32_MAX)
@@ -83,7 +83,7 @@ struct swf_tstate *swfi_tstate_bind_locked(struct swf_cache *c)
     struct swf_tstate *ts = swfi_tls_get(&c->owner);
     if (ts != NULL)
         return ts;
-    if (err != 0)
+    if (err != 0 || c->pcpu)
         return NULL;
     /* Lock-free poppers may empty the pools between our refills: bounded retries. */
     for (int tries = 0; tries < 4; tries++) {
@@ -98,6 +98,8 @@ struct swf_tstate *swfi_tstate_bind_locked(struct swf_cache *c)
 
 int swfi_cache_first_use(struct swf_cache *c)
 {
+    if (c->pcpu) /* no shared states: per-CPU magazines */
+        return swfi_pcpu_init(c);
     if (swfi_load_relaxed_32(&c->x_shared_made))
         return 0;
     swfi_mags_reserve(c, SPARE_EMPTY_MAGS + 2 * SHARED_STATES);
