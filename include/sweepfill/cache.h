@@ -23,9 +23,10 @@
  * running elsewhere (at most one magazine per CPU); a WAIT allocation that finds nothing and can
  * map no more, and a grow that needs more than the depot has, move every CPU's magazine to the
  * depot (they
- * lock each CPU's slot, and membarrier(2)'s rseq fence aborts sequences in flight). No thread
- * binds to a cache and no shared pair exists in this mode: what the rest of this section says of
- * thread magazines and shared pairs applies to the per-thread mode.
+ * lock each CPU's slot, and membarrier(2)'s rseq fence aborts sequences in flight). Threads bind
+ * to a cache as below, but a thread's state holds its counters and no magazine, and there are no
+ * shared pairs: what the rest of this section says of thread magazines and shared pairs applies
+ * to the per-thread mode.
  *
  * The per-thread mode's structure (lib/cache/cache_internal.h has the full argument):
  *   - a thread gets its own pair of magazines (arrays of up to SWF_CACHE_MAGAZINE free objects)
@@ -117,8 +118,8 @@
  * Each thread bound to a cache costs that cache a thread state and two magazines (1,184 bytes),
  * and costs the thread 40 bytes of binding table per handle (above). In the per-CPU mode the first
  * use makes, instead of thread states and shared pairs, an 8-byte slot and one magazine (528
- * bytes) per possible CPU, and threads cost nothing. A cache keeps what it made until it is
- * destroyed.
+ * bytes) per possible CPU, and a thread bound to it costs a thread state (128 bytes, counters
+ * only). A cache keeps what it made until it is destroyed.
  *
  * Not offered, on purpose: realloc (objects have one size), per-object destructors (the cache
  * never looks inside objects it has handed out: it uses an object's first 8 bytes only from the

@@ -22,6 +22,23 @@ static void update_slow(struct swf_cache *c)
 
 /* ---- allocation ----------------------------------------------------------------------------- */
 
+/* The per-CPU mode counts a call after its commit in the calling thread's state, which holds
+ * counters only (bound now if it can be), else with an atomic add on the cache's counter. */
+static struct swf_tstate *pcpu_state(struct swf_cache *c)
+{
+    struct swf_tstate *ts = swfi_tls_get(&c->owner);
+    return ts ? ts : swfi_tstate_bind_nowait(c);
+}
+
+static void count_pcpu(struct swf_cache *c, uint64_t *shared, size_t field)
+{
+    struct swf_tstate *ts = pcpu_state(c);
+    if (ts != NULL)
+        swfi_counter_add((uint64_t *)(void *)((char *)ts + field), 1);
+    else
+        swfi_fetch_add_relaxed_64(shared, 1);
+}
+
 static void count_alloc(struct swf_cache *c, struct swf_tstate *ts, enum swf_alloc_mode mode)
 {
     if (ts != NULL)
@@ -139,7 +156,7 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
                    swfi_load_relaxed_32(&c->owner.head.x_slow) == SLOW_PERCPU &&
                    (obj = swfi_pcpu_take(c)) != NULL)) {
         swfi_mark_clear(obj);
-        swfi_fetch_add_relaxed_64(&c->x_allocs_nowait, 1);
+        count_pcpu(c, &c->x_allocs_nowait, offsetof(struct swf_tstate, pub.x_allocs_nowait));
         return obj;
     }
     return alloc_slow(c, mode);
@@ -153,15 +170,6 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
         return swfi_fail("swf_cache_free", EINVAL, "c is NULL");
     if (obj == NULL)
         return 0;
-    if (c->pcpu) { /* this CPU's magazine, else the depot */
-        swfi_free_check(c, NULL, "swf_cache_free", obj);
-        swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
-        swfi_mark_free(c, obj);
-        if (!swfi_pcpu_put(c, obj))
-            swfi_depot_put_one(c, obj);
-        swfi_fetch_add_relaxed_64(&c->x_frees, 1);
-        return 0;
-    }
     bool claimed;
     struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
     swfi_free_check(c, ts, "swf_cache_free", obj);
@@ -178,8 +186,30 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
     return 0;
 }
 
+/* The per-CPU mode's free: the check (the chunk the thread's state last freed into, else in full),
+ * then this CPU's magazine, else the depot. */
+static __attribute__((noinline)) int free_pcpu(struct swf_cache *c, void *obj)
+{
+    if (obj == NULL)
+        return 0;
+    struct swf_tstate *ts = pcpu_state(c);
+    if (ts == NULL || !swfi_free_ok(c, ts, obj))
+        swfi_free_check(c, ts, "swf_cache_free", obj);
+    swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+    swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
+    if (!swfi_pcpu_put(c, obj))
+        swfi_depot_put_one(c, obj);
+    if (ts != NULL)
+        swfi_counter_add(&ts->pub.x_frees, 1);
+    else
+        swfi_fetch_add_relaxed_64(&c->x_frees, 1);
+    return 0;
+}
+
 int swf_cache_free(struct swf_cache *c, void *obj)
 {
+    if (c != NULL && (swfi_load_relaxed_32(&c->owner.head.x_slow) & SLOW_PERCPU))
+        return free_pcpu(c, obj);
     /* The common case: room in this thread's loaded magazine, and obj an object of the chunk this
      * thread last freed into that does not carry the free mark (freecheck.c; with full checks on,
      * no chunk is remembered, so every free takes the slow path). */

@@ -144,8 +144,7 @@ struct swf_cache {
     unsigned int huge_pages;
     unsigned int grow_threads;
     bool checks;     /* full checks (cfg->checks, SWF_DEBUG=checks or a debug-check build) */
-    bool pcpu;       /* the per-CPU mode (percpu.c): no thread states, per-CPU magazines */
-    uint32_t nslots; /* per-CPU mode: slots in x_slots (the possible CPUs) */
+    bool pcpu; /* the per-CPU mode (percpu.c): per-CPU magazines, thread states hold counters */
     char name[64];
 
     /* Each hot shared word on its own cache line. */
@@ -159,6 +158,7 @@ struct swf_cache {
     struct swf_istack ts_free __attribute__((aligned(64)));
     struct swf_failslab_state fs __attribute__((aligned(64)));
     uintptr_t *x_slots; /* per-CPU mode: one magazine per CPU, made at first use (percpu.c) */
+    uint32_t nslots;    /* per-CPU mode: slots in x_slots (the possible CPUs) */
 
     /* Counters for work done without a thread state (and for deferred frees). */
     uint64_t x_allocs_nowait __attribute__((aligned(64)));
@@ -330,11 +330,28 @@ void swfi_pcpu_fini(struct swf_cache *c);
 
 /* An object from this CPU's magazine, refilled from the depot when empty; NULL when neither had
  * one (the caller then tries the depot's shared path). Lock-free, no system call. */
-void *swfi_pcpu_take(struct swf_cache *c);
+void *swfi_pcpu_take_slow(struct swf_cache *c);
+
+static inline void *swfi_pcpu_take(struct swf_cache *c)
+{
+    uintptr_t *slots = (uintptr_t *)swfi_load_acquire_ptr((void *const *)&c->x_slots);
+    void *obj;
+    if (SWF_LIKELY(slots != NULL && swfi_rseq_pop(slots, c->nslots, &obj)))
+        return obj;
+    return swfi_pcpu_take_slow(c);
+}
 
 /* obj into this CPU's magazine, swapped for an empty one from the depot when full; false when
  * that failed (the caller puts obj on the depot). Lock-free, no system call. */
-bool swfi_pcpu_put(struct swf_cache *c, void *obj);
+bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj);
+
+static inline bool swfi_pcpu_put(struct swf_cache *c, void *obj)
+{
+    uintptr_t *slots = (uintptr_t *)swfi_load_acquire_ptr((void *const *)&c->x_slots);
+    if (SWF_LIKELY(slots != NULL && swfi_rseq_push(slots, c->nslots, obj, MAG_CAP)))
+        return true;
+    return swfi_pcpu_put_slow(c, obj);
+}
 
 /* This CPU's magazine to the depot, an empty one in its place (flush). Lock-free, no system
  * call; nothing when the depot has no empty magazine or the thread moved meanwhile. */

@@ -73,14 +73,12 @@ static bool install(struct swf_cache *c, uintptr_t *slots, struct swf_mag *fresh
     return false;
 }
 
-void *swfi_pcpu_take(struct swf_cache *c)
+void *swfi_pcpu_take_slow(struct swf_cache *c)
 {
     uintptr_t *slots = slots_of(c);
     void *obj;
     if (slots == NULL)
         return NULL;
-    if (SWF_LIKELY(swfi_rseq_pop(slots, c->nslots, &obj)))
-        return obj;
     /* Empty (or locked): a depot magazine with objects in its place, then pop again. Bounded:
      * a thread that keeps moving between CPUs takes from the depot directly. */
     for (int tries = 0; tries < 2; tries++) {
@@ -96,13 +94,11 @@ void *swfi_pcpu_take(struct swf_cache *c)
     return NULL;
 }
 
-bool swfi_pcpu_put(struct swf_cache *c, void *obj)
+bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj)
 {
     uintptr_t *slots = slots_of(c);
     if (slots == NULL)
         return false;
-    if (SWF_LIKELY(swfi_rseq_push(slots, c->nslots, obj, MAG_CAP)))
-        return true;
     for (int tries = 0; tries < 2; tries++) {
         uintptr_t seen = swfi_rseq_peek(slots, c->nslots);
         if (seen & SWFI_RSEQ_LOCKED)
