@@ -244,7 +244,7 @@ int main(int argc, char **argv)
     printf("| mode (swf_cache_percpu) | NOWAIT failures | objects out of one thread's reach | "
            "ns per pair (wall) |\n|---|---|---|---|\n");
     for (int m = 0; m < MODES; m++)
-        printf("| %s (%d) | %.3f %% | %.0f | %.1f |\n", mode_name[m], got_mode[m],
+        printf("| %s (%d) | %.4f %% | %.0f | %.1f |\n", mode_name[m], got_mode[m],
                100 * median(fail[m], reps), median(strand[m], reps), median(ns[m], reps));
     printf("\nsingle thread: %ld NOWAIT pairs, median of %ld\n", single, reps);
     printf("| mode | library (ns per pair) | inline (ns per pair) |\n|---|---|---|\n");

@@ -117,7 +117,7 @@
  * objects keeps about 100 KiB resident after its first allocation (bench/README.md, footprint).
  * Each thread bound to a cache costs that cache a thread state and two magazines (1,184 bytes),
  * and costs the thread 40 bytes of binding table per handle (above). In the per-CPU mode the first
- * use makes, instead of thread states and shared pairs, an 8-byte slot and one magazine (528
+ * use makes, instead of shared pairs, an 8-byte slot, 64 bytes of counters and one magazine (528
  * bytes) per possible CPU, and a thread bound to it costs a thread state (128 bytes, counters
  * only). A cache keeps what it made until it is destroyed.
  *

@@ -300,6 +300,13 @@ static inline bool swfi_rseq_find(uintptr_t *slots, uint32_t nslots, const void 
     return st == SWFI_RSEQ_DONE;
 }
 
+/* The index this thread would use now (a hint: it may move at once). Not a sequence. */
+static inline uint32_t swfi_rseq_hint(void)
+{
+    return __atomic_load_n((const uint32_t *)(swfi_rseq_area() + swfi_rseq_index_off_),
+                           __ATOMIC_RELAXED);
+}
+
 /* The word of the slot this thread would use now (a hint for a later swap: the thread may move
  * before it), or SWFI_RSEQ_LOCKED when it has none. Not a sequence: relaxed loads. */
 static inline uintptr_t swfi_rseq_peek(uintptr_t *slots, uint32_t nslots)
@@ -337,6 +344,11 @@ static inline bool swfi_rseq_find(uintptr_t *slots, uint32_t nslots, const void 
 {
     (void)slots, (void)nslots, (void)obj;
     return false;
+}
+
+static inline uint32_t swfi_rseq_hint(void)
+{
+    return 0;
 }
 
 static inline uintptr_t swfi_rseq_peek(uintptr_t *slots, uint32_t nslots)

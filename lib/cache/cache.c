@@ -30,13 +30,13 @@ static struct swf_tstate *pcpu_state(struct swf_cache *c)
     return ts ? ts : swfi_tstate_bind_nowait(c);
 }
 
-static void count_pcpu(struct swf_cache *c, uint64_t *shared, size_t field)
+static void count_pcpu(struct swf_cache *c, size_t field)
 {
     struct swf_tstate *ts = pcpu_state(c);
     if (ts != NULL)
         swfi_counter_add((uint64_t *)(void *)((char *)ts + field), 1);
     else
-        swfi_fetch_add_relaxed_64(shared, 1);
+        swfi_pcpu_count(c, field == offsetof(struct swf_tstate, pub.x_frees));
 }
 
 static void count_alloc(struct swf_cache *c, struct swf_tstate *ts, enum swf_alloc_mode mode)
@@ -156,7 +156,7 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
                    swfi_load_relaxed_32(&c->owner.head.x_slow) == SLOW_PERCPU &&
                    (obj = swfi_pcpu_take(c)) != NULL)) {
         swfi_mark_clear(obj);
-        count_pcpu(c, &c->x_allocs_nowait, offsetof(struct swf_tstate, pub.x_allocs_nowait));
+        count_pcpu(c, offsetof(struct swf_tstate, pub.x_allocs_nowait));
         return obj;
     }
     return alloc_slow(c, mode);
@@ -202,7 +202,7 @@ static __attribute__((noinline)) int free_pcpu(struct swf_cache *c, void *obj)
     if (ts != NULL)
         swfi_counter_add(&ts->pub.x_frees, 1);
     else
-        swfi_fetch_add_relaxed_64(&c->x_frees, 1);
+        swfi_pcpu_count(c, true);
     return 0;
 }
 
@@ -515,6 +515,7 @@ int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
         s.frees += swfi_load_relaxed_64(&ts->pub.x_frees);
     }
     s.allocs_nowait += swfi_load_relaxed_64(&c->x_allocs_nowait);
+    swfi_pcpu_counts(c, &s.allocs_nowait, &s.frees);
     s.allocs_wait += swfi_load_relaxed_64(&c->x_allocs_wait);
     s.fails_nowait += swfi_load_relaxed_64(&c->x_fails_nowait);
     s.fails_injected = swfi_load_relaxed_64(&c->x_fails_injected);

@@ -158,6 +158,7 @@ struct swf_cache {
     struct swf_istack ts_free __attribute__((aligned(64)));
     struct swf_failslab_state fs __attribute__((aligned(64)));
     uintptr_t *x_slots; /* per-CPU mode: one magazine per CPU, made at first use (percpu.c) */
+    struct swf_pcpu_count *counts; /* per-CPU mode: counters of threads without a state */
     uint32_t nslots;    /* per-CPU mode: slots in x_slots (the possible CPUs) */
 
     /* Counters for work done without a thread state (and for deferred frees). */
@@ -356,6 +357,17 @@ static inline bool swfi_pcpu_put(struct swf_cache *c, void *obj)
 /* This CPU's magazine to the depot, an empty one in its place (flush). Lock-free, no system
  * call; nothing when the depot has no empty magazine or the thread moved meanwhile. */
 void swfi_pcpu_flush(struct swf_cache *c);
+
+/* Count a NOWAIT allocation (or a free) of a thread without a state: an atomic add on the
+ * counter of the CPU it runs on (a line no other CPU writes, mostly), not on the cache's. */
+struct swf_pcpu_count {
+    uint64_t allocs;
+    uint64_t frees;
+} __attribute__((aligned(64)));
+void swfi_pcpu_count(struct swf_cache *c, bool is_free);
+
+/* Add every CPU's counters to *allocs and *frees (stats). */
+void swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees);
 
 /* Whether obj is in this CPU's magazine (a single free's double-free search). Lock-free. */
 bool swfi_pcpu_holds(struct swf_cache *c, const void *obj);

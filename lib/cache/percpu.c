@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 _Static_assert(offsetof(struct swf_magazine_, n) == SWFI_RSEQ_MAG_N &&
                    offsetof(struct swf_magazine_, obj) == SWFI_RSEQ_MAG_OBJ,
@@ -28,8 +29,13 @@ int swfi_pcpu_init(struct swf_cache *c)
         return 0;
     uint32_t n = c->nslots;
     uintptr_t *slots = calloc(n, sizeof(*slots));
-    if (slots == NULL)
+    if (slots == NULL || (c->counts == NULL &&
+                          posix_memalign((void **)&c->counts, 64, n * sizeof(*c->counts)) != 0)) {
+        c->counts = NULL;
+        free(slots);
         return ENOMEM;
+    }
+    memset(c->counts, 0, n * sizeof(*c->counts));
     swfi_mags_reserve(c, n + SPARE_EMPTY_MAGS);
     for (uint32_t i = 0; i < n; i++) {
         struct swf_mag *m = swfi_depot_get_empty(c);
@@ -50,6 +56,8 @@ void swfi_pcpu_fini(struct swf_cache *c)
 {
     free(c->x_slots);
     c->x_slots = NULL;
+    free(c->counts);
+    c->counts = NULL;
 }
 
 static uintptr_t *slots_of(struct swf_cache *c)
@@ -121,6 +129,30 @@ void swfi_pcpu_flush(struct swf_cache *c)
     struct swf_mag *empty = swfi_depot_get_empty(c);
     if (empty != NULL)
         (void)install(c, slots, empty, seen);
+}
+
+void swfi_pcpu_count(struct swf_cache *c, bool is_free)
+{
+    /* Any CPU's counter would do (the add is atomic): this CPU's, for locality. Acquire on the
+     * slots pairs with pcpu_init's release, which follows the counters' zeroing. Before the
+     * slots exist (a first use that ran out of memory), the cache's own counters. */
+    if (swfi_load_acquire_ptr((void *const *)&c->x_slots) != NULL) {
+        uint32_t i = swfi_rseq_hint();
+        i = i < c->nslots ? i : 0;
+        swfi_fetch_add_relaxed_64(is_free ? &c->counts[i].frees : &c->counts[i].allocs, 1);
+        return;
+    }
+    swfi_fetch_add_relaxed_64(is_free ? &c->x_frees : &c->x_allocs_nowait, 1);
+}
+
+void swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees)
+{
+    if (swfi_load_acquire_ptr((void *const *)&c->x_slots) == NULL)
+        return;
+    for (uint32_t i = 0; i < c->nslots; i++) {
+        *allocs += swfi_load_relaxed_64(&c->counts[i].allocs);
+        *frees += swfi_load_relaxed_64(&c->counts[i].frees);
+    }
 }
 
 bool swfi_pcpu_holds(struct swf_cache *c, const void *obj)
