@@ -10,14 +10,14 @@ Standard library only. Usable as a module (the functions below) and as a command
     bench/report.py seed FILE.json... [--md OUT.md]
         the seed and floor families (bench_seed): the seed table per object size (N, algorithm,
         passes, visits, seconds, ns/member, x floor), the floors, the speedup of RESUME over
-        BATCH_RESTART per N, and the issue's targets with the figures measured against them.
+        BATCH_RESTART per N, and the targets with the figures measured against them.
     bench/report.py fault|generic|sections FILE.json... [--md OUT.md]
         that family's table and summary lines.
     bench/report.py table FILE.json... [--md OUT.md]
         every run of any family: name, label, time per iteration, iterations, counters.
     bench/report.py ready|peer|threads FILE.json... [--md OUT.md]
     bench/report.py sidebyside BEFORE.json AFTER.json [--filter RE] [--metrics ...]
-        issue 13's families and two runs side by side: see report_limits.py.
+        the ready, peer and threads families, and two runs side by side: see report_limits.py.
 
 Without --md the Markdown goes to stdout.
 
@@ -28,96 +28,13 @@ aggregates (--benchmark_report_aggregates_only), the "median" aggregates are use
 """
 
 import argparse
-import json
-import math
 import re
 import statistics
 import sys
 
-# ---- reading ------------------------------------------------------------------------------------
-
-_NS_PER_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-
-
-def load_runs(paths):
-    """Read Google Benchmark JSON files; return their runs as dicts, each with 'file' and
-    'context' added. Each repetition's own row is kept; aggregate rows are dropped, except the
-    "median" aggregate of a run whose repetitions the file does not hold
-    (--benchmark_report_aggregates_only)."""
-    runs = []
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-        context = doc.get("context", {})
-        rows = doc.get("benchmarks", [])
-        measured = {run_name(r) for r in rows if r.get("run_type") != "aggregate"}
-        for run in rows:
-            if run.get("run_type") == "aggregate" and (
-                    run.get("aggregate_name") != "median" or run_name(run) in measured):
-                continue
-            run = dict(run)
-            run["file"] = path
-            run["context"] = context
-            runs.append(run)
-    return runs
-
-
-def run_name(run):
-    """The run's name without an aggregate suffix ("_median")."""
-    return run.get("run_name") or run["name"]
-
-
-def ns_per_iteration(run, which="real_time"):
-    """Time per iteration in nanoseconds (real_time or cpu_time), whatever the time unit."""
-    return float(run[which]) * _NS_PER_UNIT[run.get("time_unit", "ns")]
-
-
-def merge_runs(runs):
-    """Group runs by (run name, label); return a list of groups in first-seen order, each a dict
-    with 'name', 'label', 'runs' (the measurements), 'n', and 'error' (the first error message,
-    or None). Medians are taken by the callers with median_of()."""
-    groups = {}
-    for run in runs:
-        key = (run_name(run), run.get("label", ""))
-        g = groups.setdefault(key, {"name": key[0], "label": key[1], "runs": [], "error": None})
-        if run.get("error_occurred"):
-            g["error"] = g["error"] or run.get("error_message", "error")
-        else:
-            g["runs"].append(run)
-    for g in groups.values():
-        g["n"] = len(g["runs"])
-    return list(groups.values())
-
-
-def median_of(group, fn):
-    """Median of fn(run) over a group's measurements; None when there are none."""
-    values = [fn(r) for r in group["runs"]]
-    return statistics.median(values) if values else None
-
-
-# ---- Markdown -----------------------------------------------------------------------------------
-
-
-def md_table(headers, rows, align=None):
-    """A Markdown table. align: a string of 'l'/'r' per column (default: all left)."""
-    align = align or "l" * len(headers)
-    cells = [[str(c) for c in row] for row in rows]
-    out = ["| " + " | ".join(headers) + " |"]
-    out.append("| " + " | ".join("---:" if a == "r" else "---" for a in align) + " |")
-    out.extend("| " + " | ".join(row) + " |" for row in cells)
-    return "\n".join(out) + "\n"
-
-
-def fmt_num(v, digits=3):
-    """A number with about `digits` significant digits, without exponent for usual sizes."""
-    if v is None:
-        return "-"
-    if v == 0:
-        return "0"
-    mag = math.floor(math.log10(abs(v)))
-    decimals = max(0, digits - 1 - mag)
-    return f"{v:,.{decimals}f}"
-
+import report_limits
+from reportlib import (STANDARD_KEYS, fmt_count, fmt_num, load_runs, md_table,  # noqa: F401
+                       median_of, merge_runs, ns_per_iteration, run_name, size_text, write)
 
 # ---- the alloc family ---------------------------------------------------------------------------
 
@@ -166,7 +83,7 @@ def alloc_summary(results):
         x = cache[0]["ns"]
         best = min(mallocs, key=lambda r: r["ns"])
         y = best["ns"]
-        lines.append(f"{_size_text(size)}, {threads} thread{'s' if threads > 1 else ''}: "
+        lines.append(f"{size_text(size)}, {threads} thread{'s' if threads > 1 else ''}: "
                      f"cache NOWAIT pair = {fmt_num(x)} ns, best malloc pair = {fmt_num(y)} ns "
                      f"({best['allocator']}), ratio = X/Y = {x / y:.2f}")
     bad = [r for r in results if r["impl"] == "cache_nowait" and r["fails"]]
@@ -180,10 +97,6 @@ def alloc_summary(results):
     return lines
 
 
-def _size_text(size):
-    return f"{size // 1024} KiB" if size >= 1024 and size % 1024 == 0 else f"{size} B"
-
-
 def alloc_markdown(results):
     """The alloc table and its summary, as Markdown."""
     headers = ["benchmark", "allocator", "size", "threads", "ns per pair", "CPU ns per pair",
@@ -192,10 +105,10 @@ def alloc_markdown(results):
     for r in results:
         what = "pair" if r["family"] == "alloc_pair" else "batch of 64"
         if r["error"]:
-            rows.append([what, r["allocator"], _size_text(r["size"]), r["threads"],
+            rows.append([what, r["allocator"], size_text(r["size"]), r["threads"],
                          "error: " + r["error"], "-", "-", "-", r["n"]])
             continue
-        rows.append([what, r["allocator"], _size_text(r["size"]), r["threads"], fmt_num(r["ns"]),
+        rows.append([what, r["allocator"], size_text(r["size"]), r["threads"], fmt_num(r["ns"]),
                      fmt_num(r["cpu"]), fmt_num(r["mops"]), fmt_num(r["fails"]), r["n"]])
     text = md_table(headers, rows, "lllrrrrrr")
     text += ("\nns per pair: one allocation plus its free, as one thread sees it: wall-clock time "
@@ -266,16 +179,6 @@ def _floor_total(results, size, n):
     return wi["seconds"] + ft["seconds"]
 
 
-def fmt_count(v):
-    """A count: with thousands separators, without decimals when it is a whole number (the
-    median of an even number of measurements may not be)."""
-    if v is None:
-        return "-"
-    if abs(v - round(v)) < 1e-9:
-        return f"{int(round(v)):,}"
-    return fmt_num(v, 6)
-
-
 def _secs(v, estimated=False):
     if v is None:
         return "-"
@@ -298,7 +201,7 @@ def seed_markdown(results, max_seconds=None):
     ns = sorted({r["n"] for r in results if r["family"] == "seed"})
     text = ""
     for size in sizes:
-        text += f"### {_size_text(size)} objects\n\n"
+        text += f"### {size_text(size)} objects\n\n"
         rows = []
         for n in ns:
             floor = _floor_total(results, size, n)
@@ -335,7 +238,7 @@ def seed_markdown(results, max_seconds=None):
                 cells.append("-" if r is None or r["seconds"] is None else
                              f"{fmt_num(r['seconds'])} s ({fmt_num(r['seconds'] / n * 1e9)} ns)")
             frows.append(cells)
-        text += f"Floors, {_size_text(size)} objects (seconds, and ns per member):\n\n"
+        text += f"Floors, {size_text(size)} objects (seconds, and ns per member):\n\n"
         text += md_table(["N", "walk", "walk + init", "first touch", "MAP_POPULATE"], frows,
                          "lrrrr") + "\n"
 
@@ -347,7 +250,7 @@ def seed_markdown(results, max_seconds=None):
             if b is None or r is None or not r["seconds"] or b["seconds"] is None:
                 continue
             est = " (BATCH_RESTART estimated)" if b["estimated"] else ""
-            text += (f"- {_size_text(size)}, N = {n:,}: {fmt_num(b['seconds'])} s / "
+            text += (f"- {size_text(size)}, N = {n:,}: {fmt_num(b['seconds'])} s / "
                      f"{fmt_num(r['seconds'])} s = {fmt_num(b['seconds'] / r['seconds'])}×{est}\n")
     text += "\n"
     notes = [
@@ -368,12 +271,12 @@ def seed_markdown(results, max_seconds=None):
             "(the list's first (p-1)*32 members pre-set), each group's measured time per visit "
             "times the exact visits of its passes (formula B*P*(P-1)/2 + N + (P-1), P = "
             "ceil(N/B)), summed, plus a measured swf_cache_grow(N + 32). Passes and visits of "
-            "estimated rows are the formula's, which is exact (test/sweep_formulas checks it).")
+            "estimated rows are the formula's, which is exact (test/unit/sweep_formulas checks it).")
     checked = [r for r in results if r["kind"] == "BATCH_RESTART" and not r["estimated"]
                and r["estimate_s"]]
     if checked:
         notes.append("The estimator against real runs of the same invocation: " + "; ".join(
-            f"{_size_text(r['size'])} N = {r['n']:,}: estimated {fmt_num(r['estimate_s'])} s, "
+            f"{size_text(r['size'])} N = {r['n']:,}: estimated {fmt_num(r['estimate_s'])} s, "
             f"measured {fmt_num(r['seconds'])} s ({(r['estimate_s'] / r['seconds'] - 1) * 100:+.1f} %)"
             for r in checked if r["seconds"]) + ".")
     text += "".join(f"- {n}\n" for n in notes)
@@ -392,7 +295,7 @@ def _verdict(ok, miss="above"):
 
 
 def seed_targets(results):
-    """The issue's targets, each as one line with the figures and whether it was met."""
+    """The targets, each as one line with the figures and whether it was met."""
     lines = []
     sizes = sorted({r["size"] for r in results if r["family"] == "seed"}, reverse=True)
     ns = sorted({r["n"] for r in results if r["family"] == "seed"})
@@ -404,7 +307,7 @@ def seed_targets(results):
         res = [r for r in res if r is not None]
         if not res:
             continue
-        st = _size_text(size)
+        st = size_text(size)
         passes = [r["passes"] for r in res]
         ptext = ", ".join(fmt_count(p) for p in passes)
         ntext = ", ".join(f"{r['n']:,}" for r in res)
@@ -530,7 +433,7 @@ def generic_family_markdown(runs):
 
 
 def generic_lists_markdown(runs):
-    """The other lists (issue 11): each list's hand-written loop against SWF_SWEEP_DEFINE on its
+    """The other lists: each list's hand-written loop against SWF_SWEEP_DEFINE on its
     _AUTO adapter."""
     by = {}
     for g, m in _groups(runs, _GENERIC_LISTS_RE):
@@ -616,7 +519,7 @@ def sections_markdown(runs):
 
 def sections_lock_markdown(runs):
     """A TAILQ swept under a lock while a writer takes the write side every 100 us: the writer's
-    longest wait per lock kind and section bound (issue 11)."""
+    longest wait per lock kind and section bound."""
     rows = []
     ms = (lambda v: "-" if v is None else fmt_num(v * 1e3))
     for g, m in sorted(_groups(runs, _SECTIONS_LOCK_RE),
@@ -645,12 +548,6 @@ def sections_lock_markdown(runs):
 
 # ---- any family ---------------------------------------------------------------------------------
 
-_STANDARD_KEYS = {"name", "family_index", "per_family_instance_index", "run_name", "run_type",
-                  "repetitions", "repetition_index", "threads", "iterations", "real_time",
-                  "cpu_time", "time_unit", "label", "file", "context", "error_occurred",
-                  "error_message", "aggregate_name", "aggregate_unit"}
-
-
 def generic_markdown(runs):
     """Every run: name, label, real and CPU time per iteration, iterations, counters."""
     rows = []
@@ -658,7 +555,7 @@ def generic_markdown(runs):
         if g["error"]:
             rows.append([g["name"], g["label"], "error: " + g["error"], "-", "-", "-", g["n"]])
             continue
-        counters = sorted({k for r in g["runs"] for k in r if k not in _STANDARD_KEYS})
+        counters = sorted({k for r in g["runs"] for k in r if k not in STANDARD_KEYS})
         ctext = ", ".join(f"{k}={fmt_num(median_of(g, lambda r, k=k: float(r.get(k, 0))))}"
                           for k in counters)
         rows.append([g["name"], g["label"], fmt_num(median_of(g, ns_per_iteration)),
@@ -671,22 +568,11 @@ def generic_markdown(runs):
 # ---- two runs side by side ----------------------------------------------------------------------
 
 
-def sidebyside(before, after, pattern=None, metrics=None, labels=("before", "after")):
-    """Two runs (JSON paths, or runs from load_runs) side by side as Markdown, a row per run and
-    metric with the ratio after / before: see report_limits.sidebyside."""
-    import report_limits  # noqa: E402 (it imports this module)
-    return report_limits.sidebyside(before, after, pattern, metrics, labels)
+# Two runs (JSON paths, or runs from load_runs) side by side as Markdown: report_limits.sidebyside.
+sidebyside = report_limits.sidebyside
 
 
 # ---- command line -------------------------------------------------------------------------------
-
-
-def _write(path, text):
-    if path in (None, "-"):
-        sys.stdout.write(text)
-    else:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
 
 
 def main(argv=None):
@@ -705,7 +591,6 @@ def main(argv=None):
     t = sub.add_parser("table", help="every run of any family")
     t.add_argument("files", nargs="+")
     t.add_argument("--md", help="write the Markdown here (default: stdout)")
-    import report_limits  # noqa: E402 (issue 13's families; it imports this module)
     report_limits.add_parsers(sub)
     args = ap.parse_args(argv)
     if args.family in report_limits.FAMILIES:
@@ -718,19 +603,19 @@ def main(argv=None):
             print("report.py: no seed runs in " + " ".join(args.files), file=sys.stderr)
             return 1
         ctx = runs[0]["context"] if runs else {}
-        _write(args.md, seed_markdown(results, ctx.get("max_seconds")))
+        write(args.md, seed_markdown(results, ctx.get("max_seconds")))
     elif args.family in ("fault", "generic", "sections"):
         fn = {"fault": fault_markdown, "generic": generic_family_markdown,
               "sections": sections_markdown}[args.family]
-        _write(args.md, fn(runs))
+        write(args.md, fn(runs))
     elif args.family == "alloc":
         results = alloc_results(runs)
         if not results:
             print("report.py: no alloc runs in " + " ".join(args.files), file=sys.stderr)
             return 1
-        _write(args.md, alloc_markdown(results))
+        write(args.md, alloc_markdown(results))
     else:
-        _write(args.md, generic_markdown(runs))
+        write(args.md, generic_markdown(runs))
     return 0
 
 

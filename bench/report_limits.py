@@ -1,5 +1,6 @@
-"""bench/report_limits.py - the Markdown of issue 13's families ("close to the physical limits"),
-for bench/report.py, which imports it and offers each as a subcommand:
+"""bench/report_limits.py - the Markdown of the families that measure how close sweepfill comes to
+the physical limits (ready, peer, threads), and of two runs side by side, for bench/report.py,
+which imports it and offers each as a subcommand:
 
     bench/report.py ready SEED.json... [--md OUT.md]
         the memory-preparation floors (floor/ready_* rows of bench_seed): per object size and N,
@@ -24,7 +25,7 @@ report.py. Standard library only.
 import re
 import statistics
 
-import report
+import reportlib
 
 # ---- helpers ------------------------------------------------------------------------------------
 
@@ -40,17 +41,17 @@ def _max_counter(group, key):
 
 
 def _ms(v):
-    return "-" if v is None else report.fmt_num(v * 1e3)
+    return "-" if v is None else reportlib.fmt_num(v * 1e3)
 
 
 def _ratio_text(a, b):
     if a is None or b is None or b == 0:
         return "-"
-    return f"{report.fmt_num(a / b)}×"
+    return f"{reportlib.fmt_num(a / b)}×"
 
 
 def _groups(runs, regex):
-    for g in report.merge_runs(runs):
+    for g in reportlib.merge_runs(runs):
         m = regex.match(g["name"])
         if m:
             yield g, m
@@ -96,7 +97,7 @@ def _ready_find(results, method, size, n):
 def _huge_text(r):
     if r["anon_huge_kb"] is None or r["mapped_kb"] is None:
         return "-"
-    return f"{report.fmt_num(r['anon_huge_kb'] / 1024)} of {report.fmt_num(r['mapped_kb'] / 1024)}"
+    return f"{reportlib.fmt_num(r['anon_huge_kb'] / 1024)} of {reportlib.fmt_num(r['mapped_kb'] / 1024)}"
 
 
 def ready_markdown(runs):
@@ -125,8 +126,8 @@ def ready_markdown(runs):
                     continue
                 rows.append([f"{n:,}", name, _ms(r["seconds"]), _ms(r["prep_s"]),
                              _ms(r["write_s"]), _ms(r["cpu_s"]),
-                             report.fmt_num(r["ns_per_object"]), report.fmt_num(r["gib_per_s"]),
-                             _huge_text(r), report.fmt_count(r["faults"]),
+                             reportlib.fmt_num(r["ns_per_object"]), reportlib.fmt_num(r["gib_per_s"]),
+                             _huge_text(r), reportlib.fmt_count(r["faults"]),
                              "1×" if r["method"] == "cache" else
                              _ratio_text(cache and cache["seconds"], r["seconds"])])
             if cache and cache["seconds"] and not cache["error"]:
@@ -134,12 +135,12 @@ def ready_markdown(runs):
                 for method, _ in READY_METHODS[:-1]:
                     f = _ready_find(results, method, size, n)
                     if f and f["seconds"] and not f["error"] and not f["unsupported"]:
-                        parts.append(f"{report.fmt_num(cache['seconds'] / f['seconds'])}× "
+                        parts.append(f"{reportlib.fmt_num(cache['seconds'] / f['seconds'])}× "
                                      f"{method}")
-                lines.append(f"{n:,} × {report._size_text(size)}: the cache's ready time "
+                lines.append(f"{n:,} × {reportlib.size_text(size)}: the cache's ready time "
                              f"{_ms(cache['seconds'])} ms = " + ", ".join(parts))
-        text += f"### {report._size_text(size)} objects\n\n"
-        text += report.md_table(
+        text += f"### {reportlib.size_text(size)} objects\n\n"
+        text += reportlib.md_table(
             ["N", "method", "ready ms", "prepare ms", "write pass ms", "CPU ms", "ns/object",
              "GiB/s", "huge pages MiB (of mapped)", "page faults", "cache ÷ this"],
             rows, "llrrrrrrrrr") + "\n"
@@ -190,7 +191,7 @@ def peer_results(runs):
 def _count_or_na(v):
     if v is None or v < 0:
         return "n/a"
-    return report.fmt_count(round(v))
+    return reportlib.fmt_count(round(v))
 
 
 def peer_markdown(runs):
@@ -212,40 +213,40 @@ def peer_markdown(runs):
             if r["variant"] == "urcu_malloc":
                 name = name.replace("malloc", f"malloc ({malloc})")
             if r["error"]:
-                rows.append([f"{n:,}", report._size_text(size), name, "error: " + r["error"]] +
+                rows.append([f"{n:,}", reportlib.size_text(size), name, "error: " + r["error"]] +
                             ["-"] * 10)
                 continue
-            rows.append([f"{n:,}", report._size_text(size), name, _ms(r["seconds"]),
-                         report.fmt_num(r["seconds"] / n * 1e9) if r["seconds"] else "-",
+            rows.append([f"{n:,}", reportlib.size_text(size), name, _ms(r["seconds"]),
+                         reportlib.fmt_num(r["seconds"] / n * 1e9) if r["seconds"] else "-",
                          _ratio_text(r["seconds"], base and base["seconds"]), _ms(r["cpu_s"]),
                          "no waiter" if r["no_syncer"] else
                          f"{_ms(r['max_gp_wait_s'])} ({_ms(r['worst_gp'])})",
                          "-" if r["no_syncer"] else _ms(r["syncer_cpu_s"]),
                          _count_or_na(r["faults_in_sections"]), _count_or_na(r["faults_total"]),
-                         report.fmt_count(r["sections"]),
+                         reportlib.fmt_count(r["sections"]),
                          "n/a" if r["longest_section_s"] is None or r["longest_section_s"] < 0
                          else _ms(r["longest_section_s"]),
-                         report.fmt_num(r["preemptions"], 2)])
+                         reportlib.fmt_num(r["preemptions"], 2)])
         if base is None:
             continue
         for r in here:
             if r["variant"] == "urcu_malloc" or r["error"] or not r["seconds"]:
                 continue
             if r["no_syncer"] or base["no_syncer"]:
-                lines.append(f"{n:,} × {report._size_text(size)}, {names.get(r['variant'])}: "
+                lines.append(f"{n:,} × {reportlib.size_text(size)}, {names.get(r['variant'])}: "
                              f"activation {_ratio_text(r['seconds'], base['seconds'])} the urcu "
                              f"peer's (no grace-period waiter); page faults inside sections "
                              f"{_count_or_na(r['faults_in_sections'])} (the peer's "
                              f"{_count_or_na(base['faults_in_sections'])})")
                 continue
-            lines.append(f"{n:,} × {report._size_text(size)}, {names.get(r['variant'])}: "
+            lines.append(f"{n:,} × {reportlib.size_text(size)}, {names.get(r['variant'])}: "
                          f"activation {_ratio_text(r['seconds'], base['seconds'])} the urcu "
                          f"peer's; longest grace period {_ms(r['max_gp_wait_s'])} ms (the peer's "
                          f"{_ms(base['max_gp_wait_s'])} ms: peer / this = "
                          f"{_ratio_text(base['max_gp_wait_s'], r['max_gp_wait_s'])}); page "
                          f"faults inside sections {_count_or_na(r['faults_in_sections'])} (the "
                          f"peer's {_count_or_na(base['faults_in_sections'])})")
-    text = report.md_table(
+    text = reportlib.md_table(
         ["N", "object", "variant", "activation ms", "ns/member", "× urcu", "CPU ms",
          "longest GP wait ms (worst)", "waiter CPU ms", "faults in sections",
          "faults, whole activation", "sections", "longest section ms", "preemptions"], rows,
@@ -288,11 +289,11 @@ def threads_markdown(runs):
         if c["error"]:
             rows.append([what, f"{t:,}", "error: " + c["error"]] + ["-"] * 6)
             continue
-        rows.append([what, f"{t:,}", report.fmt_count(c["pairs_per_thread"]),
-                     report.fmt_num(c["ns_per_pair"]), report.fmt_num(c["cpu_ns_per_pair"]),
-                     _ms(c["start_spread_s"]), report.fmt_num(c["preemptions"], 2),
-                     report.fmt_count(c["fails"]), c["n"]])
-    text = report.md_table(["threads", "alive", "pairs per thread", "wall ns per pair",
+        rows.append([what, f"{t:,}", reportlib.fmt_count(c["pairs_per_thread"]),
+                     reportlib.fmt_num(c["ns_per_pair"]), reportlib.fmt_num(c["cpu_ns_per_pair"]),
+                     _ms(c["start_spread_s"]), reportlib.fmt_num(c["preemptions"], 2),
+                     reportlib.fmt_count(c["fails"]), c["n"]])
+    text = reportlib.md_table(["threads", "alive", "pairs per thread", "wall ns per pair",
                             "CPU ns per pair", "start spread ms", "preemptions", "failures",
                             "n"], rows, "llrrrrrrr")
     text += ("\nwall ns per pair: from the release of all threads to the end of the last one's "
@@ -321,14 +322,14 @@ def _load(spec):
         spec = [p for p in spec.split(",") if p]
     if spec and isinstance(spec[0], dict):
         return spec
-    return report.load_runs(spec)
+    return reportlib.load_runs(spec)
 
 
 def _by_name(runs, pattern):
     out = {}
     rx = re.compile(pattern) if pattern else None
     for run in runs:
-        name = report.run_name(run)
+        name = reportlib.run_name(run)
         if rx and not rx.search(name):
             continue
         g = out.setdefault(name, {"runs": [], "error": None})
@@ -339,14 +340,14 @@ def _by_name(runs, pattern):
     return out
 
 
-_SKIP = report._STANDARD_KEYS | {"items_per_second", "bytes_per_second"}
+_SKIP = reportlib.STANDARD_KEYS | {"items_per_second", "bytes_per_second"}
 
 
 def _metric(group, metric):
     if metric == "time":
-        return report.median_of(group, report.ns_per_iteration) if group["runs"] else None
+        return reportlib.median_of(group, reportlib.ns_per_iteration) if group["runs"] else None
     if metric == "cpu_time":
-        return report.median_of(group, lambda r: report.ns_per_iteration(r, "cpu_time")) \
+        return reportlib.median_of(group, lambda r: reportlib.ns_per_iteration(r, "cpu_time")) \
             if group["runs"] else None
     return _median_counter(group, metric)
 
@@ -357,14 +358,14 @@ def _fmt_metric(metric, v):
     if metric in ("time", "cpu_time"):
         for div, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
             if v >= div:
-                return f"{report.fmt_num(v / div)} {unit}"
-        return f"{report.fmt_num(v)} ns"
-    return report.fmt_num(v)
+                return f"{reportlib.fmt_num(v / div)} {unit}"
+        return f"{reportlib.fmt_num(v)} ns"
+    return reportlib.fmt_num(v)
 
 
 def sidebyside(before, after, pattern=None, metrics=None, labels=("before", "after")):
     """Two runs of a family side by side, as Markdown. before, after: paths (a list, or a string
-    of comma-separated paths) of Google Benchmark JSON, or runs from report.load_runs. Runs are
+    of comma-separated paths) of Google Benchmark JSON, or runs from reportlib.load_runs. Runs are
     matched by run name (labels may differ); pattern (a regex searched in the name) selects
     runs. metrics: "time" (real time per iteration), "cpu_time", or counter names; by default
     the time and every counter either side has for that run. A row per (run, metric): the
@@ -412,7 +413,7 @@ def sidebyside(before, after, pattern=None, metrics=None, labels=("before", "aft
             if vals == [None, None] and cells == ["-", "-"]:
                 continue  # neither side has this metric for this run
             rows.append([name, metric] + cells + [_ratio_text(vals[1], vals[0])])
-    return report.md_table(["run", "metric", labels[0], labels[1],
+    return reportlib.md_table(["run", "metric", labels[0], labels[1],
                             f"{labels[1]} / {labels[0]}"], rows, "llrrr")
 
 
@@ -446,8 +447,8 @@ def main(args):
         metrics = [m for m in args.metrics.split(",") if m] if args.metrics else None
         text = sidebyside(args.before, args.after, args.filter, metrics, labels)
     else:
-        runs = report.load_runs(args.files)
+        runs = reportlib.load_runs(args.files)
         text = {"ready": ready_markdown, "peer": peer_markdown,
                 "threads": threads_markdown}[args.family](runs)
-    report._write(args.md, text)
+    reportlib.write(args.md, text)
     return 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/report_limits_test.py - the test of bench/report_limits.py (issue 13's tables: ready,
+"""bench/report_limits_test.py - the test of bench/report_limits.py (the tables of ready,
 peer, threads, and sidebyside), on made-up Google Benchmark JSON. Speaks TAP."""
 
 import json

@@ -1,6 +1,6 @@
-# bench/run_limits.sh - issue 13's steps of bench/run ("close to the physical limits"), sourced by
-# it: the memory-preparation floors (from bench_seed's own JSON), and with --all the sections
-# family beside CPU hogs, the threads family and the peer family. Uses bench/run's variables
+# bench/run_limits.sh - bench/run's steps for how close sweepfill comes to the physical limits,
+# sourced by it: the memory-preparation floors (from bench_seed's own JSON), and with --all the
+# sections family beside CPU hogs, the threads family and the peer family. Uses bench/run's variables
 # (bin, out, quick, q) and functions (step, result, say, report); defines two functions.
 # shellcheck shell=bash disable=SC2154 # bin, out, quick and q are bench/run's
 

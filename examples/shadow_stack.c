@@ -12,10 +12,10 @@
  *
  * Phases: start (threads start and register), untraced, trace on (activate), traced, trace off
  * (deactivate), untraced again, stop (threads unregister). (Activation while members register
- * concurrently is what test/registry_churn.c exercises.) Each prints its time, the activation's
- * passes and visits, and the calls traced. At the end every shadow stack must have been balanced
- * after every unit of work, no call may have been traced after tracing was switched off, and every
- * stack must be back in the cache. Exit status 0 when all holds.
+ * concurrently is what test/concurrent/registry_churn.c exercises.) Each prints its time, the
+ * activation's passes and visits, and the calls traced. At the end every shadow stack must have
+ * been balanced after every unit of work, no call may have been traced after tracing was switched
+ * off, and every stack must be back in the cache. Exit status 0 when all holds.
  *
  *   shadow_stack [--threads N] [--ms MS] [--depth D] [--pause-us US] [--bound K] [--failslab]
  * Defaults: 64 threads, 300 ms per phase, depth 12, a pause of 1000 us, section bound 1024 (about

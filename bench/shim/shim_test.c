@@ -11,7 +11,7 @@
  */
 #include "swfb.h"
 
-#include "../../test/tap.h"
+#include "../../test/common/tap.h"
 
 #include <ctype.h>
 #include <math.h>

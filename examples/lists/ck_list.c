@@ -2,7 +2,7 @@
  * examples/lists/ck_list.c - README "Your lists": a CK_LIST read in ck_epoch sections, resumable
  * with the library's pin, switched on and off exactly (feature.h): the adder and the deleter
  * each make one more call. Built and run by the examples build; the README shows the part
- * between the [README] markers (test/readme_snippets.py checks that they agree).
+ * between the [README] markers (test/packaging/readme_snippets.py checks that they agree).
  */
 #include <errno.h>
 #include <stdio.h>

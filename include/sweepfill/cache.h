@@ -22,26 +22,20 @@
  * SWF_CACHE_MAGAZINE objects). Objects in other CPUs' magazines are out of reach of NOWAIT calls
  * running elsewhere (at most one magazine per CPU); a WAIT allocation that finds nothing and can
  * map no more, and a grow that needs more than the depot has, move every CPU's magazine to the
- * depot (they
- * lock each CPU's slot, and membarrier(2)'s rseq fence aborts sequences in flight). Threads bind
- * to a cache as below, but a thread's state holds its counters and no magazine, and there are no
- * shared pairs: what the rest of this section says of thread magazines and shared pairs applies
- * to the per-thread mode.
+ * depot (they lock each CPU's slot, and membarrier(2)'s rseq fence aborts sequences in flight).
+ * Threads bind to a cache as below, but a thread's state holds its counters and no magazine, and
+ * there are no shared pairs: what the rest of this section says of thread magazines and shared
+ * pairs applies to the per-thread mode.
  *
- * The per-thread mode's structure (lib/cache/cache_internal.h has the full argument):
- *   - a thread gets its own pair of magazines (arrays of up to SWF_CACHE_MAGAZINE free objects)
- *     for a cache at its first blocking call on that cache (swf_cache_grow - swf_cache_grow(c, 0)
- *     does only that - or a WAIT allocation), or, once it has made a swf_cache_grow or a WAIT
- *     allocation (on any cache) after this cache was created, at its first NOWAIT allocation or
- *     free when spare magazines are at hand. The common alloc
- *     and free then touch only these, with no atomic read-modify-write instruction;
- *   - a shared depot holds full, partial and empty magazines on lock-free stacks; a thread
- *     exchanges a whole magazine with it in one compare-and-swap. Threads without magazines of
- *     their own borrow one of a few shared pairs for the length of each call (claimed with a
- *     compare-and-swap), or, when all are taken at that moment, take and put single objects
- *     through the depot: O(1) either way;
- *   - when no magazine has room, free pushes the object on a lock-free list of loose objects,
- *     which allocations take back whole and the blocking paths put into new magazines.
+ * The per-thread mode (docs/design.md has the whole argument): a thread bound to a cache holds a
+ * pair of magazines (arrays of up to SWF_CACHE_MAGAZINE free objects) that the common alloc and
+ * free touch with no atomic read-modify-write; a shared depot keeps full, partial and empty magazines
+ * on lock-free stacks, exchanged whole; a thread without magazines borrows one of a few shared
+ * pairs for a call, or takes and puts single objects through the depot; a free that finds no
+ * room pushes the object on a lock-free loose list. A thread is bound at its first blocking call
+ * on the cache (swf_cache_grow - swf_cache_grow(c, 0) does only that - or a WAIT allocation), or,
+ * once it has made such a call on any cache after this one was created, at its first NOWAIT
+ * allocation or free when spare magazines are at hand.
  * Objects cached in another thread's magazines, or being moved by another thread at that
  * moment, are not available to this thread until that thread frees enough to fill a magazine,
  * calls swf_cache_flush(), or exits. Objects left in the shared pairs are: a NOWAIT allocation
@@ -55,20 +49,10 @@
  * count objects ready; grow the cache by a magazine's worth per such thread that may be
  * preempted, or give the threads their own magazines (swf_cache_grow(c, 0)).
  *
- * Synchronisation table. "-" means the two may run concurrently from any threads; "X" means the
- * caller must keep them apart (a lock, or a happens-before edge such as joining the threads):
- *
- *                   alloc  free  grow  free_deferred  flush  stats  set_failslab  set_limit destroy
- *   alloc             -     -     -         -           -      -        -            -         X
- *   free              -     -     -         -           -      -        -            -         X
- *   grow              -     -     -         -           -      -        -            -         X
- *   free_deferred     -     -     -         -           -      -        -            -         X
- *   flush             -     -     -         -           -      -        -            -         X
- *   stats             -     -     -         -           -      -        -            -         X
- *   set_failslab      -     -     -         -           -      -        -            -         X
- *   set_limit         -     -     -         -           -      -        -            -         X
- *   destroy           X     X     X         X           X      X        X            X         X
- * The epoch callbacks of swf_cache_free_deferred may run (in ck_epoch_poll, ck_epoch_barrier or
+ * Concurrency: every function here may run concurrently with every other on the same cache,
+ * from any threads (those that take an epoch record, with the caller's own), except
+ * swf_cache_destroy, which the caller keeps apart from every other call on the cache (a lock, or
+ * a happens-before edge such as joining the threads). The epoch callbacks of swf_cache_free_deferred may run (in ck_epoch_poll, ck_epoch_barrier or
  * swf_cache_quiesce on the record) concurrently with swf_cache_destroy: destroy sees a callback
  * either finished or not begun, and returns EBUSY for the latter.
  *
@@ -135,15 +119,14 @@
 #include <stdint.h>
 
 #include "api.h"
-#include "binding.h" /* struct swf_cache_head_, swf_thread_self_: the inline path reads them */
+#include "cache_abi.h" /* the layout the inline path reads */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Free objects a magazine holds; the cache keeps two per thread (per-thread mode) or one per CPU
- * (per-CPU mode). */
-#define SWF_CACHE_MAGAZINE 60
+/* SWF_CACHE_MAGAZINE (cache_abi.h): the free objects one magazine holds; a thread bound to a
+ * cache holds two magazines of it (per-thread mode), a CPU one (per-CPU mode). */
 
 /* The largest object a cache accepts (1 GiB), and the strictest alignment (a 4 KiB page). */
 #define SWF_CACHE_OBJECT_MAX ((size_t)1 << 30)
@@ -153,7 +136,6 @@ extern "C" {
 #define SWF_CACHE_MAX         65536
 #define SWF_CACHE_THREADS_MAX 1048576
 
-struct swf_cache;
 struct ck_epoch_record; /* ck_epoch_record_t: declared, not included, so C++ can use this header */
 
 /* How an allocation may wait. */
@@ -286,7 +268,7 @@ SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cach
 /*
  * Destroy a cache and return all its memory to the system. Objects still cached in other threads'
  * magazines are reclaimed with it; those threads may go on using other caches.
- * Concurrency: exclusive (see the table). Progress: blocking.
+ * Concurrency: exclusive (see the top of this file). Progress: blocking.
  * Returns 0; EINVAL if c is NULL; EBUSY, destroying nothing, while objects are alive (including
  * deferred frees whose grace period has not run): free them first.
  */
@@ -348,8 +330,8 @@ SWF_API int swf_cache_free(struct swf_cache *c, void *obj);
  * Concurrency: any thread, with its own record (ck_epoch_call is single-producer per record).
  * Progress: lock-free while spare magazines exist; otherwise it takes the refill mutex to make
  * one. Ordering: a full fence precedes the ck_epoch_call, so whatever the caller did before (the
- * unpublication of the objects) is visible before the grace period's epoch is read - which keeps
- * Concurrency Kit's ck_epoch_poll (0.7.1, 0.7.2) from freeing them early on ARM or POWER.
+ * unpublication of the objects) is visible before the grace period's epoch is read (why:
+ * sweepfill(7), "Weakly ordered machines").
  * Returns 0; EINVAL if c or rec is NULL or objs is NULL with n > 0; ENOMEM if no magazine
  * could be made, in which case none of the n objects was queued and the caller still owns them.
  * Misuse aborts as swf_cache_free's does, naming swf_cache_free_deferred: always, before
@@ -483,54 +465,15 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  * (free: the mark; alloc: zero). With the full checks on for c, while failure injection is on
  * for c, or in the per-CPU mode, they always call the library.
  *
- * They read the structures below and binding.h's, which the library lays out this way for as long
- * as its soname is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 2): the first bytes of a struct
- * swf_cache; the calling thread's binding table (swf_thread_self_, an initial-exec TLS variable the
- * library exports), indexed by the cache's handle; the first bytes of a thread's state for a cache;
- * and the first bytes of a magazine. Changing any of them, or what the library stores there, needs
- * a new soname. Everything else in these objects is the library's and may change. The library
- * itself reads and writes these fields through these very types (its own structures begin with
- * them), so the two views never disagree, even under link-time optimisation. Do not touch these
- * structures yourself.
+ * They read the library's structures as sweepfill/cache_abi.h lays them out.
  */
-#define SWF_CACHE_INLINE_ABI 2
-
-struct swf_magazine_ {
-    uint32_t x_link_; /* the depot's */
-    uint32_t n;       /* objects held, obj[0 .. n-1]; written only by the holding thread */
-    void *obj[SWF_CACHE_MAGAZINE];
-};
-
-struct swf_thread_cache_ {
-    uint32_t x_link_, index_;      /* the library's */
-    struct swf_magazine_ *loaded;  /* the magazine alloc pops from and free pushes on */
-    struct swf_magazine_ *prev;    /* the library's */
-    uint64_t x_allocs_nowait;      /* relaxed single-writer counters, summed by stats */
-    uint64_t x_frees;
-    uintptr_t base;                /* the chunk this thread last freed into: its first object */
-    uint64_t nobjs;                /* and how many objects it holds (0: none checked yet) */
-};
-
-/* This thread's state for c, or NULL: what the inline path may use. */
-static inline struct swf_thread_cache_ *swf_cache_state_(struct swf_cache *c)
-{
-    const struct swf_cache_head_ *h =
-        SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, c));
-    const struct swf_thread_ *t = &swf_thread_self_;
-    if (__builtin_expect(h->handle >= t->cap || t->table[h->handle].id != h->id ||
-                             __atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) != 0,
-                         0))
-        return SWF_NULL_;
-    return SWF_STATIC_CAST_(struct swf_thread_cache_ *, t->table[h->handle].state);
-}
 
 /* swf_cache_alloc(c, SWF_NOWAIT), inline in the common case. */
 static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 {
     struct swf_thread_cache_ *ts;
-    if (__builtin_expect(c != SWF_NULL_ && (ts = swf_cache_state_(c)) != SWF_NULL_ &&
-                             ts->loaded->n > 0,
-                         1)) {
+    if (__builtin_expect(
+            c != SWF_NULL_ && (ts = swf_cache_state_(c)) != SWF_NULL_ && ts->loaded->n > 0, 1)) {
         struct swf_magazine_ *m = ts->loaded;
         void *obj = m->obj[--m->n];
         uint64_t zero = 0; /* clear the free mark: a later free of it is not suspect */
@@ -539,33 +482,6 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
         return obj;
     }
     return swf_cache_alloc(c, SWF_NOWAIT);
-}
-
-/* Whether obj is an object of the chunk ts last freed into: one multiplication does both the
- * bounds and the divisibility test (the quotient of a multiple of the stride, or a huge number
- * otherwise). */
-static inline int swf_cache_owned_(const struct swf_cache_head_ *h,
-                                   const struct swf_thread_cache_ *ts, const void *obj)
-{
-    uint64_t q = (SWF_REINTERPRET_CAST_(uintptr_t, obj) - ts->base) * h->inv;
-    q = (q >> h->shift) | (q << ((64 - h->shift) & 63));
-    return q < ts->nobjs;
-}
-
-/* Whether obj's first word holds the free mark (key ^ obj): a free object still marked, or a
- * live one whose user left that value there (the library then looks for it, never aborts). */
-static inline int swf_cache_marked_(const struct swf_cache_head_ *h, const void *obj)
-{
-    uint64_t word;
-    __builtin_memcpy(&word, obj, sizeof(word));
-    return word == (h->key ^ SWF_REINTERPRET_CAST_(uintptr_t, obj));
-}
-
-/* The common free's test: an object of the chunk ts last freed into, not marked free. */
-static inline int swf_cache_free_ok_(const struct swf_cache_head_ *h,
-                                     const struct swf_thread_cache_ *ts, const void *obj)
-{
-    return swf_cache_owned_(h, ts, obj) && !swf_cache_marked_(h, obj);
 }
 
 /* swf_cache_free(c, obj), inline in the common case. */

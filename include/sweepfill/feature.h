@@ -2,114 +2,66 @@
  * sweepfill/feature.h - switch a feature on and off exactly over a list you own: one object per
  * member while on, members added at any moment included, and none once off.
  *
- * swf_sweep alone promises "every member linked for the whole call has an object". A member
- * your writer links while the sweep runs may be behind the sweep's cursor, and one linked after
- * it returns is not seen at all: the adder has a half of the job too. struct swf_feature is both
- * halves. You keep your list, its lock or RCU, its add and its delete; you add two calls:
+ * swf_sweep fills only the members linked for the whole call; struct swf_feature adds the adder's
+ * half. You keep your list, its lock or RCU, its add and its delete, and add two calls:
  *
  *     add:     link m (your list's insert);  swf_feature_added(f, m, SWF_NOWAIT);
  *     delete:  unlink m;  retire m as the sweep requires (swf_pin_retire);  and in the callback
  *              that frees m after its grace period:  swf_feature_release(f, m);  free m
  *
- * and switch it with swf_feature_activate(f) and swf_feature_deactivate(f).
- *
  * What is guaranteed (with the calls above, and the sweep's own rules: sweep.h, list.h):
  *   - Once swf_feature_activate has returned 0 and until swf_feature_deactivate is called, every
  *     linked member has an object, except members whose swf_feature_added returned EAGAIN or
- *     ENOMEM since (they are *owed*: see below) and members whose swf_feature_added has not
- *     returned yet.
+ *     ENOMEM since (they are *owed*) and members whose swf_feature_added has not returned yet.
  *   - Each member holds at most one object: the sweep and the adder both publish with a
  *     compare-and-swap from NULL, and the loser's object goes back to the cache unseen.
  *   - When swf_feature_deactivate returns, no member holds an object, and none will until the
- *     next activation: every object was taken back (an exchange) and freed after a grace period
+ *     next activation: every object was taken back and freed after a grace period
  *     (cfg.synchronize), or is taken by swf_feature_release of a member deleted meanwhile. Each
  *     object is freed once: every taking is an exchange.
  *
- * What an adder may do, in each context:
- *   SWF_NOWAIT   from a hot path, under your writer lock, where nothing may block: lock-free, no
- *                system call. When no object is ready it returns EAGAIN with the slot left empty
- *                and the member owed. Then, either
- *   SWF_WAIT     call swf_feature_added(f, m, SWF_WAIT) again where you may block (after your
- *                writer lock is dropped, while m is still linked): it fills the slot unless
- *                someone did, or the feature went off; or
- *   catch-up     call swf_feature_catch_up(f) later from a thread that may block (not inside a
- *                read section, not holding your writer lock if the guard takes its read side):
- *                if any member is owed it runs one more sweep over the whole list (the cost of
- *                an activation's walk: N visits, objects only for empty slots).
- *   Never make a SWF_WAIT call while holding a lock that other adders or deleters need: a WAIT
- *   allocation may wait for the cache's refill mutex (another thread's grow), and would hold them
- *   all up. activate grows the cache (cfg.prepare) before it raises the flag, so no adder ever
- *   waits for the activation's own preparation.
+ * Adders: SWF_NOWAIT (hot paths, under your writer lock) is lock-free, with no system call; when
+ * no object is ready it returns EAGAIN, the slot empty and the member owed. Fill it by calling
+ * swf_feature_added again with SWF_WAIT where you may block (while m is still linked), or call
+ * swf_feature_catch_up(f) later from a thread that may block (not holding your writer lock if the
+ * guard takes its read side): if any member is owed it sweeps the whole list once more (N visits,
+ * objects only for empty slots). Never make a SWF_WAIT call holding a lock that other adders or
+ * deleters need: it may wait for the cache's refill mutex. No adder waits for activate's own
+ * preparation: activate grows the cache (cfg.prepare) before it raises the flag.
  *
- * The cost while off: swf_feature_added is inline: a compiler barrier, one relaxed load and a
- * branch (bench/README.md, generic family). While on: a call, an increment and a decrement of a
+ * Cost: while off, swf_feature_added is inline: a compiler barrier, one relaxed load and a branch
+ * (bench/README.md, generic family). While on: a call, an increment and a decrement of a
  * per-thread-stripe counter, one NOWAIT allocation, init, and a compare-and-swap.
  *
- * Memory ordering: why an adder and the activation's sweep cannot both miss a member.
- *   adder:      link m (any store that makes m reachable)      activate:  flag on (store)
- *               A: compiler barrier + membarrier, or a full       B: membarrier(), or a full
- *                  fence                                            fence
- *               read the flag (relaxed)                            walk the list from the head
- *   This is the store-buffering pattern. With a full fence at A and at B (C11
- *   atomic_thread_fence(memory_order_seq_cst)), one of the two fences comes first in the single
- *   total order of sequentially consistent fences: if A does, the walk's loads, which follow B,
- *   see the link (or a later store: m unlinked, or another member linked before it whose next
- *   leads to m), so the sweep reaches m unless m is deleted; if B does, the adder's load sees
- *   the flag on and the adder fills m. Both may happen; the compare-and-swap keeps one object.
- *   Where the kernel offers membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (Linux 4.14; registered
- *   when the feature is created), the adder's fence A is only a compiler barrier and activate's
- *   B is a membarrier() call, which makes every running thread of the process execute a full
- *   barrier: for the adder's thread there is a point at which that barrier takes place; if its
- *   link was before that point the link is visible to the walk, and if not, its load of the flag
- *   (after the link in program order, the compiler barrier keeping it so) is after the point and
- *   sees the flag on. This is the asymmetric fence that liburcu's memb flavour uses, and it is
- *   what makes the off path one load. Without membarrier (older kernels, a seccomp filter
- *   that refuses it, a ThreadSanitizer build of the library, or SWF_NO_MEMBARRIER set to
- *   anything but 0 in the environment when the feature is created) the feature says so in its
- *   flag word and the adder calls the library, which makes fence A a full fence. A membarrier
- *   that fails after a successful registration (a seccomp filter installed later) makes
- *   activate abort: its adders would otherwise be unordered.
- *   Deactivation: the adder that saw the flag on counts itself in, then reads the flag again,
- *   publishes only if it is still on, and counts itself out (release); the count-in and that
- *   load are sequentially consistent (C). deactivate clears the flag and then loads the counts,
- *   both sequentially consistent too (D), waiting until no adder is counted in before it walks.
- *   All four are in the single total order of sequentially consistent operations: if the
- *   adder's load comes before the clearing, its count-in does too, and deactivate's load of
- *   that count, after the clearing, sees it (or a later value: the count-out), so deactivate
- *   waits for the count-out and, through its release, sees the publication before walking (the
- *   walk takes it). docs/design.md has the longer argument and docs/model/feature.pml the model
- *   (with the fences removed, or the flag read before the link, the model finds a member left
- *   without an object, or holding one after deactivation).
+ * Memory ordering (the argument: docs/design.md, 'Activation: fences A and B' and 'Deactivation:
+ * C and D, and the adders counted in'; the model: docs/model/feature.pml). The adder links m,
+ * then fence A, then reads the flag (relaxed); activate raises the flag, then barrier B, then
+ * walks from the head: the walk sees the link or the adder sees the flag. Where the kernel has
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (Linux 4.14; registered when the feature is
+ * created), A is a compiler barrier and B that system call; otherwise (older kernels, a seccomp
+ * filter that refuses it, a ThreadSanitizer build of the library, or SWF_NO_MEMBARRIER set to
+ * anything but 0 in the environment when the feature is created) the flag word says so and the
+ * adder calls the library, which makes A a full fence. A membarrier that fails after a
+ * successful registration makes activate abort. An adder that saw the flag on counts itself in
+ * and reads it again, both sequentially consistent (C), publishes only if it is still on, and
+ * counts itself out (release); deactivate clears the flag and loads the counts, both
+ * sequentially consistent (D), and waits until no adder is counted in before it walks.
  *
- * Synchronisation ("-": may run concurrently from any threads; "X": keep them apart):
- *                   added  release  activate  deactivate  catch_up  stats  destroy
- *   added            -       -*        -          -           -        -      X
- *   release          -*      -         -          -           -        -      X
- *   activate         -       -         -          -           -        -      X
- *   deactivate       -       -         -          -           -        -      X
- *   catch_up         -       -         -          -           -        -      X
- *   stats            -       -         -          -           -        -      X
- *   destroy          X       X         X          X           X        X      X
- * (activate, deactivate and catch_up serialise on the feature's mutex and run the sweep's guard
- * and cfg.synchronize on the calling thread: a guard whose state belongs to one thread - a
- * ck_epoch record - must then be used by one such call at a time, which the mutex ensures, and
- * be the calling thread's where the guard requires it (urcu). *added and release of the same
- * member must not overlap: release comes after m's grace period, which follows m's unlink,
- * which follows its add.) None of them may be called inside one of the list's read sections:
- * activate, deactivate and catch_up enter the guard and wait for grace periods; added with
- * SWF_WAIT may block.
+ * Synchronisation: every call may run concurrently with every other from any threads, except
+ * swf_feature_destroy, which no other call on f may overlap, and swf_feature_added and
+ * swf_feature_release of one member (release comes after m's grace period, which follows its
+ * unlink, which follows its add). activate, deactivate and catch_up serialise on the feature's
+ * mutex and run the guard and cfg.synchronize on the calling thread, which must be the guard's
+ * thread where the guard requires it (urcu). None of them, nor swf_feature_added with SWF_WAIT,
+ * may be called inside one of the list's read sections.
  *
- * fork: the feature has no fork handlers. A child may use a feature only if no other thread of
- * the parent was inside its activate, deactivate or catch_up (their mutex) or between an
- * adder's count-in and count-out (deactivate would wait for it for ever); membarrier's
- * registration is inherited by the child.
+ * fork: no fork handlers. A child may use a feature only if no other thread of the parent was
+ * inside its activate, deactivate or catch_up or between an adder's count-in and count-out;
+ * membarrier's registration is inherited by the child.
  *
  * Progress: added with SWF_NOWAIT and release are lock-free; with SWF_WAIT added may block for
  * memory. activate, deactivate and catch_up block; deactivate waits for the adders counted in
  * (each does a bounded amount of work, plus its allocation) and for a grace period.
- *
- * Not offered, on purpose: finding out which member an owed slot belongs to (catch-up sweeps
- * the whole list), and a deactivation that leaves objects in place.
  */
 #ifndef SWEEPFILL_FEATURE_H
 #define SWEEPFILL_FEATURE_H

@@ -3,61 +3,39 @@
  *
  * A member is any struct with a `void *` field, its *slot*, at a fixed offset. A list is whatever
  * the program already has (a CK_LIST, an array, a process list of thread lists); sweepfill sees
- * it through a small table of functions, struct swf_list_ops:
+ * it through struct swf_list_ops, whose functions are all called inside the caller's read-side
+ * section (sweep.h's guards) and must guarantee:
  *
- *   first(list)        the first member, or NULL
- *   next(list, m)      the member after m, or NULL
- *   pin(list, m)       optional: keep m's memory valid after the read-side section ends, until
- *                      unpin; if m stays linked, keep its place in the list valid too
- *   unpin(list, m)     optional: release a pin
- *   linked(list, m)    optional: whether pinned m is still on the list, so that next(list, m) may
- *                      be called in the current section
+ *   first(list), next(list, m)   the first member and the one after m, or NULL. A walk from
+ *                first() along next() to NULL reaches, in finitely many steps, every member
+ *                present in the container for the whole walk, whatever concurrent writers do
+ *                (the reader guarantee of an RCU list); members added or removed meanwhile may or
+ *                may not be reached. next is called on a member reached in the same section, or
+ *                on a pinned member whose linked() returned true in this section; only on the
+ *                member first or next returned last (the cursor), and first again only to
+ *                restart, so ops may keep walk state (a bucket index, an iterator, a stack of
+ *                tree nodes) in the object `list` points to, set up afresh for each sweep.
+ *   pin(list, m)      optional; inside a section in which m was reached: until unpin, m's memory
+ *                     stays valid (the deleter must not free it; struct swf_pin does this for you),
+ *                     and if m stays linked, its place in the list too.
+ *   linked(list, m)   optional; inside a later section, with m pinned: true only if m is still in
+ *                     the container (not retired), next(list, m) may be called in this section,
+ *                     and the walk from there still reaches every member present throughout (no
+ *                     resize moved members behind the cursor). False makes the sweep unpin m and
+ *                     walk again from first() (docs/design.md, 'Linked means "still in the
+ *                     container"').
+ *   unpin(list, m)    optional; in a later section, releases the pin; it may free m
+ *                     (swf_pin_put after m's grace period).
  *
- * All five are called inside the caller's read-side section (see sweep.h's guards); pin in one
- * section, linked and unpin in a later one. pin, unpin and linked come as a set or not at all. A
- * list that can pin makes a sweep's cursor resumable: it can leave the section (to refill its
- * reserve, or to bound the section's length) and continue where it stopped. Without them, RESUME
- * runs as RESTART (sweep.h); the _AUTO adapters below give every list pins with no code of yours.
- *
- * Ready-made adapters, generated for a given struct and field by the macros below:
- *   SWF_LIST_CK_LIST, SWF_LIST_CK_SLIST, SWF_LIST_CK_STAILQ    (ck_queue.h lists)
- *   SWF_LIST_CK_LIST_AUTO (and _SLIST_, _STAILQ_)               the same, pinned by the library:
- *                                                               a struct swf_pin in the member
- *                                                               (pin.h) and swf_pin_retire in
- *                                                               your deleter
- *   SWF_LIST_CK_LIST_PINNED (and _SLIST_, _STAILQ_)             the same with your pin functions
- *   SWF_LIST_FIRST_NEXT, SWF_LIST_FIRST_NEXT_AUTO               any list with FIRST(head) and
- *                                                               NEXT(elm, field) macros
- *   SWF_LIST_NESTED_CK_LIST                                     an outer list of inner lists
- *   swf_list_array()                                            an array of members (pins free)
- * and, in their own headers because they need more than ck: <sys/queue.h> lists
- * (list_sysqueue.h), liburcu's cds_list and cds_hlist (list_urcu.h), bucket arrays and ck_hs
- * (list_hash.h). Each macro defines `NAME_ops` (a struct swf_list_ops) and `NAME_list(head)`
- * returning the struct swf_list to pass to a sweep; the functions are static inline, so a sweep
- * generated with SWF_SWEEP_DEFINE (sweep.h) calls them without an indirect call.
- *
- * Ops for a container that is not a list (a skip list, a tree, a hash table: examples/
- * skiplist_sweep.c is a worked example) must guarantee:
- *   first, next  a walk from first() along next() to NULL reaches, in finitely many steps, every
- *                member present in the container for the whole walk, whatever concurrent writers
- *                do (the reader guarantee of an RCU list); members added or removed meanwhile
- *                may or may not be reached. Called inside a section on a member reached in that
- *                section, or on a pinned member whose linked() returned true in this section.
- *                The sweep calls next only on the member first or next returned last (its
- *                cursor) and calls first again only to restart, so ops may keep walk state (a
- *                bucket index, an iterator, a stack of tree nodes) in the object `list` points
- *                to, set up afresh for each sweep.
- *   pin          inside a section in which m was reached: until unpin, m's memory stays valid
- *                (the deleter must not free it; struct swf_pin does this for you).
- *   linked       inside a later section, with m pinned: true only if m is still in the
- *                container (not retired: after a refill the sweep unpins m and then visits it
- *                again in the same section, which an unlinked member's last unpin could have
- *                freed), next(list, m) may be called in this section, and the walk from there
- *                still reaches every member present throughout (the walk state is still valid:
- *                no resize moved members behind the cursor). False makes the sweep unpin m and
- *                walk again from first(): always correct, since filled slots are skipped, and
- *                the only case in which RESUME makes a second pass.
- *   unpin        releases the pin; it may free m (swf_pin_put after m's grace period).
+ * pin, unpin and linked come as a set or not at all: with them a sweep's cursor survives leaving
+ * its section (to refill its reserve, or to bound the section's length); without them RESUME runs
+ * as RESTART (sweep.h). Adapters generated for a given struct and field by the macros below
+ * (ck_queue.h lists, any FIRST/NEXT list, nested CK_LISTs, arrays; the _AUTO forms pin with
+ * pin.h's struct swf_pin, with no code of yours) and in list_sysqueue.h, list_urcu.h and
+ * list_hash.h each define `NAME_ops` and `NAME_list(head)`, returning the struct swf_list to pass
+ * to a sweep; their functions are static inline, so a sweep generated with SWF_SWEEP_DEFINE
+ * (sweep.h) calls them without an indirect call. examples/radix_sweep.c writes the ops for a
+ * radix tree by hand.
  *
  * Slots: a reader loads a slot with swf_slot_load() (an acquire load): it returns NULL or an
  * object whose initialisation, done before a sweep published it with a release store or release

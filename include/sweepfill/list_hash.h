@@ -2,59 +2,36 @@
  * sweepfill/list_hash.h - sweeps over hash tables: a bucket array of lists, and Concurrency
  * Kit's ck_hs (through its SPMC iterator), with resumable cursors.
  *
- * A sweep's cursor here is more than a member: for a bucket array it is a bucket index plus the
- * pinned member, for ck_hs an iterator position (a map and an offset) plus the pinned member.
  * The walk state lives in a struct the caller provides for each sweep (struct swf_bucket_walk,
- * struct swf_hs_walk), which NAME_list() initialises; the sweep hands it to every op (list.h:
- * ops may keep walk state). When the sweep re-enters a section with its cursor pinned, `linked`
- * checks that the member was not retired AND that the table was not resized meanwhile; if either
- * changed, the walk starts again from the first bucket (or map slot) of the current table.
+ * struct swf_hs_walk), which NAME_list() initialises and the sweep hands to every op. When the
+ * sweep re-enters a section with its cursor pinned, `linked` checks that the member was not
+ * retired AND that the table was not resized meanwhile; if either changed, the walk starts
+ * again from the first bucket (or map slot) of the current table.
+ * Guarantee: every member present in the table for the whole sweep is visited at least once (a
+ * resize while the sweep is outside its section costs one more pass, whose visits to members
+ * already filled only check their slot; stats.restarts counts it). Members added or removed
+ * during the sweep may or may not be visited. Within a section, the walk is as good as the
+ * table's own readers. Deleters unlink and swf_pin_retire the member's struct swf_pin (pin.h);
+ * free_fn of a retired member may run inside the sweep's section (its put).
  *
- * What a resumed cursor guarantees when the table resizes mid-sweep: every member present in the
- * table for the whole sweep is visited at least once (a resize while the sweep is outside its
- * section costs one more pass, whose visits to members already filled only check their slot;
- * stats.restarts counts it). Members added or removed during the sweep may or may not be visited.
- * Within a section, the walk is as good as the table's own readers: see each adapter.
+ * Bucket arrays: SWF_LIST_BUCKETS_AUTO and SWF_LIST_BUCKETS_CK_LIST_AUTO, below. A resize
+ * (members moved to other buckets, or a new bucket array) must happen under the write side of a
+ * lock guard (swf_guard_rwlock or swf_guard_mutex) and bump gen_field with swf_buckets_resized()
+ * before the write side is released. With an epoch or RCU guard, a member moved between buckets
+ * while readers walk them can be hidden from a walk even within a section, as from any reader:
+ * resize such a table only under a lock, or never (gen_field stays 0).
  *
- * ---- Bucket arrays ----------------------------------------------------------------------------
- *
- *   SWF_LIST_BUCKETS_AUTO(name, table_type, buckets_field, nbuckets_field, gen_field,
- *                         head_type, member_type, link_field, slot_field, pin_field, FIRST, NEXT)
- *   SWF_LIST_BUCKETS_CK_LIST_AUTO(name, table_type, buckets_field, nbuckets_field, gen_field,
- *                                 head_type, member_type, link_field, slot_field, pin_field)
- *
- * for a `struct table_type` holding `struct head_type *buckets_field` (or an array of them),
- * `size_t nbuckets_field` and `uint64_t gen_field`, each bucket a list walked by FIRST(struct
- * head_type *) and NEXT(struct member_type *, link_field) (CK_LIST_FIRST/NEXT for the _CK_LIST
- * form; sys/queue.h's LIST_FIRST/NEXT work too). Defines NAME_ops and
- * NAME_list(struct swf_bucket_walk *w, struct table_type *t). The member embeds a struct swf_pin;
- * deleters unlink and swf_pin_retire it (pin.h). A resize (members moved to other buckets, or a
- * new bucket array) must happen under the write side of a lock guard (swf_guard_rwlock or
- * swf_guard_mutex; the sweep's sections exclude it) and bump gen_field with swf_buckets_resized()
- * before the write side is released. With an epoch or RCU guard, a table whose members move
- * between buckets while readers walk them can hide a member from a walk even within a section, as
- * it would from any reader: resize such a table only under a lock, or use one that never resizes
- * (gen_field stays 0). free_fn of a retired member may run inside the sweep's section (its put).
- *
- * ---- ck_hs ------------------------------------------------------------------------------------
- *
- *   SWF_LIST_CK_HS_AUTO(name, member_type, slot_field, pin_field)
- *
- * for a ck_hs_t (CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT) whose keys are pointers to member_type.
- * Defines NAME_ops and NAME_list(struct swf_hs_walk *w, ck_hs_t *hs). The walk is
- * ck_hs_next_spmc: within a section it iterates the map it started on, which the epoch section
- * keeps alive (ck_hs's single writer frees replaced maps through its ck_malloc with defer = true:
- * after a grace period). Across sections, `linked` also requires that hs still uses that map and
- * that no map was allocated since the walk started: map memory can be reused, so the address
- * alone could match a new map (the ABA problem). Make every map allocation known by calling
- * swf_ck_hs_changed() from your ck_malloc's malloc (ck_hs allocates maps only through it): the
- * count is process-wide, so a map allocated for any ck_hs makes every ck_hs sweep that is outside
- * its section restart once. Where the semantics allow it: the guarantee above holds while the
- * writer uses put, put_unique, remove, grow, rebuild and reset (they add, tombstone, or build a new
- * map). set, fas, apply and gc may move a live entry to an earlier slot of the same map, so an
- * iteration (ck_hs_next's own, too) can miss it: call swf_ck_hs_changed() before them if a sweep
- * may be running, which makes a sweep outside its section restart (one inside it may still miss
- * the moved entry, as ck_hs_next would).
+ * ck_hs: SWF_LIST_CK_HS_AUTO, below, for a ck_hs_t (CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT) whose
+ * writer frees replaced maps through its ck_malloc with defer = true (after a grace period), so
+ * that the epoch section keeps the walk's map alive. Call swf_ck_hs_changed() from your
+ * ck_malloc's malloc (ck_hs allocates maps only through it): the count is process-wide, so a map
+ * allocated for any ck_hs makes every ck_hs sweep that is outside its section restart once. The
+ * guarantee above holds while the writer uses put, put_unique, remove, grow, rebuild and reset.
+ * set, fas, apply and gc may move a live entry to an earlier slot of the same map, which an
+ * iteration (ck_hs_next's own, too) can miss: call swf_ck_hs_changed() before them if a sweep may
+ * be running, which makes a sweep outside its section restart (one inside it may still miss the
+ * moved entry, as ck_hs_next would). Why the count and not the map's address: docs/design.md,
+ * 'Lists and containers that are not lists'.
  *
  * Synchronisation: as the table's own readers. Bucket arrays: per the guard and the bucket lists
  * (CK_LIST: one writer at a time, epoch readers; under a lock guard, writers exclusive). ck_hs:
@@ -71,14 +48,8 @@
  * or ck_hs's.
  *
  * Progress: a step of the walk is wait-free, plus empty buckets skipped (bounded by the bucket
- * count) or ck_hs_next_spmc's scan over empty slots (bounded by the map's capacity).
- *
- * Errors, NULL handling: NAME_list does not check its arguments (it only stores them);
- * swf_sweep checks the ops and the config.
- *
- * Not offered, on purpose: continuing a walk in a resized table from the cursor's new bucket
- * (members behind it in the new layout would be missed), and ck_rhs, ck_ht (same pattern: write
- * the ops as examples/skiplist_sweep.c shows).
+ * count) or ck_hs_next_spmc's scan over empty slots (bounded by the map's capacity). NAME_list
+ * does not check its arguments (it only stores them); swf_sweep checks the ops and the config.
  */
 #ifndef SWEEPFILL_LIST_HASH_H
 #define SWEEPFILL_LIST_HASH_H
@@ -143,6 +114,13 @@ static inline void swf_buckets_resized(uint64_t *gen)
         return name##_from_bucket(w, w->bucket + 1);                                             \
     }
 
+/*
+ * For a `struct table_type` holding `struct head_type *buckets_field` (or an array of them),
+ * `size_t nbuckets_field` and `uint64_t gen_field`, each bucket a list walked by FIRST(struct
+ * head_type *) and NEXT(struct member_type *, link_field) (CK_LIST_FIRST/NEXT for the _CK_LIST
+ * form; sys/queue.h's LIST_FIRST/NEXT work too); the member embeds a struct swf_pin at
+ * pin_field. Defines NAME_ops and NAME_list(struct swf_bucket_walk *w, struct table_type *t).
+ */
 #define SWF_LIST_BUCKETS_AUTO(name, table_type, buckets_field, nbuckets_field, gen_field,        \
                               head_type, member_type, link_field, slot_field, pin_field, FIRST,  \
                               NEXT)                                                              \
@@ -191,6 +169,13 @@ SWF_API void swf_ck_hs_changed(void);
 /* The count swf_ck_hs_changed() bumps (acquire load). Wait-free; any thread. */
 SWF_API uint64_t swf_ck_hs_generation(void);
 
+/*
+ * For a ck_hs_t (CK_HS_MODE_SPMC | CK_HS_MODE_OBJECT) whose keys are pointers to member_type,
+ * which embeds a struct swf_pin at pin_field. Defines NAME_ops and NAME_list(struct swf_hs_walk
+ * *w, ck_hs_t *hs). The walk is ck_hs_next_spmc: within a section it iterates the map it started
+ * on; across sections, `linked` also requires that hs still uses that map and that no map was
+ * allocated since the walk started (swf_ck_hs_generation() unchanged).
+ */
 #define SWF_LIST_CK_HS_AUTO(name, member_type, slot_field, pin_field)                         \
     SWF_LIST_FN_ void *name##_first(void *list)                                               \
     {                                                                                         \

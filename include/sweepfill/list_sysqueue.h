@@ -5,9 +5,9 @@
  * These lists have no lock-free readers: readers and writers share a lock, and the lock is the
  * read-side section. The sweep takes the read side (swf_guard_rwlock, or swf_guard_mutex when
  * readers take the same mutex as writers) for each section and drops it between sections, so a
- * section bound (sweep.h) is what lets a writer in during a sweep of a million members
- * (bench/sections.c measures it: its sections/tailq_* runs). Deleters unlink and retire under the
- * write side with swf_grace_lock (pin.h): the unlink under the write lock is the grace period.
+ * section bound (sweep.h) is what lets a writer in during a sweep of a million members (how
+ * much, per lock: sweep.h's guards). Deleters unlink and retire under the write side with
+ * swf_grace_lock (pin.h): the unlink under the write lock is the grace period.
  *
  *   struct task { TAILQ_ENTRY(task) link; void *shadow; struct swf_pin pin; };
  *   TAILQ_HEAD(task_q, task);
@@ -40,14 +40,8 @@
  * see initialised objects.
  *
  * Progress: blocking (the lock). Errors, NULL handling: those of swf_sweep and the guards.
- *
- * Read-write locks are POSIX.1-2001, not C11: under strict -std=c11, pthread_rwlock_t and
- * swf_guard_rwlock exist only with _POSIX_C_SOURCE defined as 200112L or more (or _GNU_SOURCE)
- * before the first #include; without it a call of swf_guard_rwlock stops the compilation with a
- * static assertion naming that macro. The lists and swf_guard_mutex need nothing more.
- *
- * Not offered, on purpose: an unlocked variant (<sys/queue.h> lists are not safe for concurrent
- * readers and writers) and CIRCLEQ (deprecated in glibc's header).
+ * swf_guard_rwlock needs POSIX.1-2001 read-write locks under strict -std=c11 (sweep.h says how);
+ * the lists and swf_guard_mutex need nothing more.
  */
 #ifndef SWEEPFILL_LIST_SYSQUEUE_H
 #define SWEEPFILL_LIST_SYSQUEUE_H

@@ -16,39 +16,16 @@
  *
  * (with the short-name API of <urcu.h>, <urcu-qsbr.h> or <urcu-bp.h>, `&rcu_flavor` names the
  * flavour included). Included with no flavour before it, this header stops the compilation with
- * one diagnostic, its #error. Nothing here names a flavour's symbols, so this header serves every
- * flavour; but liburcu 0.13's headers declare call_rcu and the flavour struct only for the first
- * flavour a translation unit includes, so a program using two flavours includes each, with this
- * header, in a translation unit of its own.
+ * one diagnostic, its #error. liburcu 0.13's headers declare call_rcu and the flavour struct only
+ * for the first flavour a translation unit includes, so a program using two flavours includes
+ * each, with this header, in a translation unit of its own.
  *
- * Lists (each macro defines NAME_ops and NAME_list(head), as list.h's do):
- *   SWF_LIST_CDS_LIST(name, member_type, link_field, slot_field)        struct cds_list_head
- *   SWF_LIST_CDS_LIST_AUTO(name, member_type, link_field, slot_field, pin_field)
- *   SWF_LIST_CDS_HLIST(name, member_type, link_field, slot_field)       struct cds_hlist_head
- *   SWF_LIST_CDS_HLIST_AUTO(name, member_type, link_field, slot_field, pin_field)
- * The walk loads links as rcu_dereference does (a consume load). With _AUTO the member embeds a
- * struct swf_pin and deleters do, under their update-side lock:
+ * Lists: SWF_LIST_CDS_LIST(_AUTO) for struct cds_list_head, SWF_LIST_CDS_HLIST(_AUTO) for struct
+ * cds_hlist_head (below; each defines NAME_ops and NAME_list(head), as list.h's do). The walk
+ * loads links as rcu_dereference does (a consume load). With _AUTO the member embeds a struct
+ * swf_pin and deleters do, under their update-side lock:
  *     cds_list_del_rcu(&m->link);  swf_pin_retire(&m->pin, &grace, free_m);
  * free_m runs on the flavour's call_rcu thread, or in the sweep's put if the sweep held m.
- *
- * Guards, and whether blocking is tolerated inside their sections (SWF_GUARD_BLOCKING_OK, which
- * lets RESUME refill in place on a list that cannot pin):
- *   swf_guard_urcu(g, flavor)       memb, mb, signal, bp: rcu_read_lock/unlock. The sweeping
- *                                   thread must be registered (rcu_register_thread; bp registers
- *                                   itself). Blocking tolerated: it delays grace periods, nothing
- *                                   more (the sweep never calls synchronize_rcu inside).
- *   swf_guard_urcu_qsbr(g, flavor)  qsbr: a section is an online period, rcu_thread_online on
- *                                   enter and rcu_thread_offline on leave. The online/offline
- *                                   rule: call swf_sweep from a registered thread that is
- *                                   OFFLINE (rcu_thread_offline() first, as before any blocking
- *                                   call: swf_sweep blocks to refill); it returns offline. Blocking
- *                                   not tolerated: an online QSBR thread that blocks holds up
- *                                   every grace period.
- * Grace:
- *   swf_grace_urcu(g, flavor)       call_rcu of the flavour; swf_pin_retire must then be called
- *                                   from a thread registered with the flavour (online for qsbr),
- *                                   as call_rcu requires. Callbacks run on the call_rcu thread;
- *                                   rcu_barrier() waits for them (e.g. before exit).
  *
  * Synchronisation: readers (rcu_read_lock, cds_list_for_each_entry_rcu), the sweep and writers
  * run concurrently, as liburcu's lists allow; writers exclude one another with their own lock.
@@ -59,18 +36,13 @@
  *
  * Memory ordering: the walk's consume loads pair with rcu_assign_pointer's release in
  * cds_list_add_rcu (or the release stores of the swf_cds_* mutators below), so the sweep sees a
- * member's fields as they were when it was linked. Slots as
- * in list.h. call_rcu orders the readers' sections before the callback, which calls
- * swf_pin_grace_over (pin.h has the rest).
+ * member's fields as they were when it was linked. Slots as in list.h. call_rcu orders the
+ * readers' sections before the callback, which calls swf_pin_grace_over (pin.h has the rest).
  *
  * Progress: the walk is wait-free per step; guards as the flavour's read side (wait-free for
  * memb, mb and signal, and for bp once the thread has registered itself on its first read lock;
- * qsbr's online/offline are wait-free too). Errors, NULL handling: the
- * guard and grace functions do nothing on NULL arguments.
- *
- * Not offered, on purpose: a flavour-specific copy of this header (one header serves all
- * through struct rcu_flavor_struct), and a synchronous retire (synchronize_rcu would also have to
- * wait for a sweep's put).
+ * qsbr's online/offline are wait-free too). The guard and grace functions do nothing on NULL
+ * arguments.
  */
 #ifndef SWEEPFILL_LIST_URCU_H
 #define SWEEPFILL_LIST_URCU_H
@@ -193,7 +165,9 @@ static inline void swf_urcu_offline_(void *flavor)
     ((const struct rcu_flavor_struct *)flavor)->thread_offline();
 }
 
-/* rcu_read_lock/unlock of flavor (memb, mb, signal, bp). Sets SWF_GUARD_BLOCKING_OK. */
+/* rcu_read_lock/unlock of flavor (memb, mb, signal, bp). The sweeping thread must be registered
+ * (rcu_register_thread; bp registers itself). Sets SWF_GUARD_BLOCKING_OK: blocking inside a
+ * section delays grace periods, nothing more (the sweep never calls synchronize_rcu inside). */
 static inline void swf_guard_urcu(struct swf_guard *g, const struct rcu_flavor_struct *flavor)
 {
     if (g == NULL || flavor == NULL)
@@ -204,7 +178,10 @@ static inline void swf_guard_urcu(struct swf_guard *g, const struct rcu_flavor_s
     g->flags = SWF_GUARD_BLOCKING_OK;
 }
 
-/* QSBR: online for each section, offline between them (and on return). Flags 0. */
+/* QSBR: a section is an online period, rcu_thread_online on enter and rcu_thread_offline on
+ * leave. Call swf_sweep from a registered thread that is OFFLINE (rcu_thread_offline() first, as
+ * before any blocking call: swf_sweep blocks to refill); it returns offline. Flags 0: an online
+ * QSBR thread that blocks holds up every grace period. */
 static inline void swf_guard_urcu_qsbr(struct swf_guard *g, const struct rcu_flavor_struct *flavor)
 {
     if (g == NULL || flavor == NULL)
@@ -243,7 +220,9 @@ static inline void swf_urcu_defer_(void *flavor, struct swf_pin *pin)
         ->update_call_rcu((struct rcu_head *)swf_pin_grace_storage(pin), swf_urcu_grace_over_);
 }
 
-/* call_rcu of flavor, for swf_pin_retire. */
+/* call_rcu of flavor, for swf_pin_retire, which must then be called from a thread registered
+ * with the flavour (online for qsbr), as call_rcu requires. Callbacks run on the call_rcu thread;
+ * rcu_barrier() waits for them (e.g. before exit). */
 static inline void swf_grace_urcu(struct swf_grace *g, const struct rcu_flavor_struct *flavor)
 {
     if (g == NULL || flavor == NULL)

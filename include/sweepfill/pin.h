@@ -2,51 +2,29 @@
  * sweepfill/pin.h - the library's own pin: what makes a sweep over your list resumable, and the
  * retire call your deleter makes instead of freeing.
  *
- * A sweep that leaves its read-side section (to refill its reserve, or every section_bound
- * visits) keeps its place by pinning the member it stands on (list.h: pin, unpin, linked). A pin
- * is a promise made to the sweep by whoever deletes members: a pinned member's memory stays
- * valid after the grace period that would otherwise end its life, until the sweep unpins it; and
- * `linked` says whether the member is still on the list. struct swf_pin keeps that promise for
- * you. Embed one in each member, next to the list link, and use an _AUTO adapter (list.h,
- * list_sysqueue.h, list_urcu.h, list_hash.h), which gives the sweep swf_pin_get, swf_pin_put and
- * swf_pin_linked. Your deleter then does:
+ * A pinned member's memory stays valid after the grace period that would otherwise end its life,
+ * until the sweep unpins it, and swf_pin_linked says whether it is still on the list (list.h:
+ * pin, unpin, linked). Embed a struct swf_pin in each member, next to the list link, and use an
+ * _AUTO adapter (list.h, list_sysqueue.h, list_urcu.h, list_hash.h). Your deleter then does:
  *
  *     writer lock;  unlink m (your list's own remove);  swf_pin_retire(&m->pin, &grace, free_m);
  *     writer unlock
  *
  * and free_m(&m->pin) is called exactly once, by whichever comes last: the end of the grace
  * period, or the put of a sweep that held m pinned when the grace period ended. free_m takes the
- * member's slot (swf_slot_take) and frees object and member as you wish.
+ * member's slot (swf_slot_take) and frees object and member as you wish. Zero-filled memory is a
+ * valid, linked, unpinned pin; so is swf_pin_init's result.
  *
- * The grace abstraction, struct swf_grace, says how the end of a grace period is awaited for the
- * guard the list's readers use (sweep.h's guards):
- *   swf_grace_epoch(g, rec)     ck_epoch: ck_epoch_call on rec, the retiring thread's own record,
- *                               after a full fence (which keeps ck_epoch_poll of Concurrency Kit
- *                               0.7.1 and 0.7.2 from ending the grace period early on weakly
- *                               ordered machines); the callback runs when that thread calls
- *                               ck_epoch_poll, ck_epoch_barrier or ck_epoch_synchronize +
- *                               ck_epoch_reclaim
- *   swf_grace_urcu(g, flavor)   liburcu: call_rcu of the flavour (list_urcu.h); the callback runs
- *                               on the flavour's call_rcu thread
- *   swf_grace_lock(g)           a list whose readers hold a lock (swf_guard_rwlock,
- *                               swf_guard_mutex): retire under the write side; no reader can be
- *                               inside, so the grace period is over at once and retire frees m
- *                               unless a sweep holds it pinned (then that sweep's put does)
- *   your own                    defer(arg, pin) must arrange one call of swf_pin_grace_over(pin)
- *                               after every read-side section that may have reached the member
- *                               has ended. It may use the SWF_PIN_GRACE_WORDS words at
- *                               swf_pin_grace_storage(pin) (a ck_epoch_entry_t or a struct
- *                               rcu_head fit in the first two; the third is for a context).
+ * struct swf_grace says how the end of a grace period is awaited for the list readers' guard:
+ * swf_grace_epoch, swf_grace_urcu (list_urcu.h), swf_grace_lock (below), or your own: defer(arg,
+ * pin) must arrange one call of swf_pin_grace_over(pin) after every read-side section that may
+ * have reached the member has ended, and may use the SWF_PIN_GRACE_WORDS words at
+ * swf_pin_grace_storage(pin) (a ck_epoch_entry_t or a struct rcu_head fit in the first two; the
+ * third is for a context).
  *
  * The retire rule: call swf_pin_retire after unlinking the member and before the writer unlinks
  * or retires any other member of the same list (in practice: right after the unlink, inside the
- * same writer critical section). A sweep standing on m may follow m's stale next pointer only
- * while m is not retired; the rule makes sure m is seen retired before anything that pointer can
- * lead to is freed. (docs/model/pin.pml checks this protocol; docs/design.md has the argument.)
- *
- * State, one 32-bit word per pin: a count of pins, RETIRED (swf_pin_linked says false from then
- * on) and GRACE_OVER (the grace period ended while pinned: the last put frees). Zero-filled
- * memory is a valid, linked, unpinned pin; so is swf_pin_init's result.
+ * same writer critical section). Why: docs/design.md, 'The retire rule'; docs/model/pin.pml.
  *
  * Synchronisation ("-": may run concurrently on the same pin from any threads; "X": must not):
  *
@@ -58,17 +36,16 @@
  *   grace_over     X*    -      -       -         X         X
  *   init           X     X      X       X         X         X
  * (*get is made inside a read-side section in which the member was reached through the list, so
- * it always comes before the end of any grace period for it: that is the guarantee a grace period
- * gives. retire is called once per unlink; grace_over once per retire, by the grace mechanism.
- * init only while nobody else can reach the member.)
+ * it always comes before the end of any grace period for it. retire is called once per unlink;
+ * grace_over once per retire, by the grace mechanism. init only while nobody else can reach the
+ * member.)
  *
- * Memory ordering: get and put are read-modify-writes with acquire and release ordering; put
- * releases everything its sweep did to the member to whoever frees it, and the grace_over or put
- * that frees acquires all of it, so free_fn runs after every access a sweep made through its
- * pin, and after the grace period (the grace mechanism orders the readers' sections before the
- * call of swf_pin_grace_over). retire stores free_fn and sets RETIRED with release ordering;
- * linked is an acquire load: a section that begins after a grace period that began after the
- * retire sees false.
+ * Memory ordering: get and put are read-modify-writes with acquire and release ordering; the
+ * grace_over or put that frees acquires what every put released, so free_fn runs after every
+ * access a sweep made through its pin, and after the grace period (the grace mechanism orders the
+ * readers' sections before swf_pin_grace_over). retire stores free_fn and sets RETIRED with
+ * release ordering; linked is an acquire load: a section that begins after a grace period that
+ * began after the retire sees false.
  *
  * Progress: get, put, linked and grace_over are wait-free (one atomic operation), plus free_fn
  * when put or grace_over is the last. retire is lock-free (a compare-and-swap loop that retries
@@ -78,16 +55,10 @@
  * sweep's read-side section (put), in ck_epoch_poll (epoch), on the call_rcu thread (urcu), or
  * inside retire (lock). It must not wait for a grace period or take the list's write lock.
  *
- * Errors: swf_pin_retire returns 0, EINVAL (pin, grace or free_fn NULL) or EALREADY (already
- * retired: nothing is done; a grace whose defer is NULL is swf_grace_lock's, not an error). The
- * void functions do nothing with a NULL pin; swf_pin_linked(NULL) is false. In every build, a
- * put without a get ("sweepfill: swf_pin_put: pin 0x... released more often than taken"), a get
- * after the grace period ended, too many pins, and a grace_over twice or for a pin never retired
- * print one line naming the function and the pin and abort (each is a test of the value the
- * atomic operation returned anyway).
- *
- * Not offered, on purpose: un-retiring a member (link a fresh pin instead, once free_fn ran), and
- * a retire that waits for the grace period (it would have to wait for a sweep's put too).
+ * Errors: the void functions do nothing with a NULL pin; swf_pin_linked(NULL) is false. In every
+ * build, a put without a get ("sweepfill: swf_pin_put: pin 0x... released more often than
+ * taken"), a get after the grace period ended, too many pins, and a grace_over twice or for a
+ * pin never retired print one line naming the function and the pin and abort.
  */
 #ifndef SWEEPFILL_PIN_H
 #define SWEEPFILL_PIN_H
@@ -140,21 +111,25 @@ SWF_API void swf_pin_put(struct swf_pin *pin);
 SWF_API bool swf_pin_linked(const struct swf_pin *pin);
 
 /* After unlinking (see the retire rule above): mark the member retired and have free_fn(pin)
- * called once the grace period is over and no sweep holds it pinned. Returns 0, EINVAL or
- * EALREADY. */
+ * called once the grace period is over and no sweep holds it pinned. Returns 0; EINVAL (pin,
+ * grace or free_fn NULL); EALREADY (already retired: nothing is done). A grace whose defer is
+ * NULL is swf_grace_lock's, not an error. */
 SWF_API int swf_pin_retire(struct swf_pin *pin, const struct swf_grace *grace,
                            swf_pin_free_fn *free_fn);
 
 /* For grace mechanisms: the grace period of a retired pin is over. Called once per retire. */
 SWF_API void swf_pin_grace_over(struct swf_pin *pin);
 
-/* ck_epoch: ck_epoch_call on rec, which must be the retiring thread's own record (ck_epoch_call
- * is single-producer per record); callbacks run in that thread's ck_epoch_poll/barrier. No-op
- * on NULL arguments. */
+/* ck_epoch: ck_epoch_call on rec, after a full fence (sweepfill(7): weakly ordered machines);
+ * rec must be the retiring thread's own record (ck_epoch_call is single-producer per record);
+ * callbacks run in that thread's ck_epoch_poll, ck_epoch_barrier, or ck_epoch_synchronize +
+ * ck_epoch_reclaim. No-op on NULL arguments. */
 struct ck_epoch_record;
 SWF_API void swf_grace_epoch(struct swf_grace *g, struct ck_epoch_record *rec);
 
-/* Locks: the unlink under the write lock is the grace period. No-op on NULL. */
+/* Locks (readers hold a lock: swf_guard_rwlock, swf_guard_mutex): retire under the write side;
+ * no reader can be inside, so the grace period is over at once and retire frees the member unless
+ * a sweep holds it pinned (then that sweep's put does). No-op on NULL. */
 SWF_API void swf_grace_lock(struct swf_grace *g);
 
 /* The grace mechanism's storage in a pin, and back. Pure arithmetic. */

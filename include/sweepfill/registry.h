@@ -4,37 +4,29 @@
  *
  * Members embed a struct swf_node (a CK_LIST link and the slot). The registry keeps them on a
  * CK_LIST with a writer mutex for add and del, and ck_epoch read-side sections for readers, with
- * the epoch records of reading threads managed for them. A registry is *active* or not:
+ * the epoch records of reading threads managed for them. A registry is *active* or not. When
+ * swf_registry_activate returns 0, every member linked at that moment has an object in its slot,
+ * members added while it ran included, and while active add links no member without one. del
+ * and deactivate free objects after a grace period: a reader that still holds one stays safe
+ * until it leaves its section.
  *
- *   activate     make one object per member ready (swf_cache_grow, outside any section), switch
- *                on, then sweep (RESUME, CAS publication, bounded sections): when it
- *                returns 0, every member linked at that moment has an object in its slot,
- *                including members added while it ran.
- *   add          link a member; while active, also give it an object (allocated first, so a
- *                member is never linked without one while active).
- *   del          unlink a member; after a grace period (and once the activation sweep no longer
- *                holds it pinned) its object goes back to the cache and your release callback
- *                says the member's memory is yours again.
- *   deactivate   switch off, unpublish every slot, and free the objects after a grace period:
- *                readers that still hold an object stay safe until they leave their section.
- *
- * The activation protocol (docs/design.md has the argument, docs/model/ the Promela model):
+ * The activation protocol (why it is exact: docs/design.md, '3. The registry: activation
+ * protocol'; the Promela models: docs/model/):
  *   - The active flag is written only under the writer mutex, by activate and deactivate.
  *   - add, under the same mutex, reads the flag, and if it is set allocates the object (NOWAIT),
  *     initialises it and publishes it with a release store, then links the member
  *     (CK_LIST_INSERT_HEAD), all before unlocking. If NOWAIT finds nothing, add unlocks,
  *     allocates with WAIT, locks again and starts over with that object in hand (freeing it if
- *     the flag went down meanwhile): no add or del ever waits for memory behind the mutex,
- *     and activate grows the cache before it sets the flag. So an add either completes before
- *     the flag is set - then the member is on the list when the sweep starts (the mutex orders the link
- *     before the sweep's first read) and the sweep fills it - or it runs after - then the member
- *     is filled before anyone can reach it. The sweep publishes with a CAS from NULL after a
+ *     the flag went down meanwhile): no add or del ever waits for memory behind the mutex, and
+ *     activate makes one object per member ready (swf_cache_grow, outside any section) before
+ *     it sets the flag.
+ *   - The activation sweep (RESUME, bounded sections) publishes with a CAS from NULL after a
  *     relaxed emptiness check, so it never overwrites a slot: each member gets one object.
  *   - deactivate clears the flag under the mutex, then takes every slot with an exchange (a
- *     bounded walk, like the sweep's) and frees the objects after a grace period. Adds after the
- *     flag cleared assign nothing; adds before it published before the flag cleared, so the
- *     taking walk sees their objects. del and deactivate both take slots with an exchange, so
- *     each object is freed once.
+ *     bounded walk) and frees the objects after a grace period. Adds after the flag cleared
+ *     assign nothing; adds before it published before the flag cleared, so the taking walk sees
+ *     their objects. del and deactivate both take slots with an exchange, so each object is
+ *     freed once.
  *
  * Synchronisation table ("-": may run concurrently from any threads; "X": keep them apart):
  *
@@ -52,52 +44,35 @@
  * section: those wait for grace periods. *synchronize waits for every section to end.) The same
  * node must not be added and deleted concurrently.
  *
- * Read-side sections: swf_registry_read_lock returns the calling thread's reader (its epoch
- * record, registered automatically the first time a thread reads a registry: the thread's
- * binding table may grow, then one malloc, a lock-free push on the epoch's records and a push on
- * the registry's list of them under a mutex held for two stores, or the reuse of a record left
- * by an exited thread) and enters a section; swf_registry_read_unlock leaves it. Later calls cost a
- * TLS lookup (a table indexed by the registry's handle: any number of registries and caches used
- * by one thread never evict each other's bindings) and ck_epoch_begin (a store and a full fence)
- * followed by an acquire fence: the load barrier that Concurrency Kit 0.7.1 and 0.7.2 lack in
- * ck_epoch_begin on weakly ordered machines (fixed upstream after 0.7.2). Sections nest. Inside
- * one, walk with SWF_REGISTRY_FOREACH and load slots with swf_node_object(): NULL, or an object
- * whose initialisation the reader sees. A thread's reader is given back (for recycling) when the
- * thread exits.
+ * Read-side sections: swf_registry_read_lock enters one on the calling thread's reader, its epoch
+ * record, registered on the thread's first read of the registry (one malloc and two pushes, or
+ * the reuse of a record left by an exited thread: swf_registry_read_lock(3)). Later calls cost
+ * a TLS lookup in a table indexed by the registry's handle (no registry or cache evicts
+ * another's binding) and ck_epoch_begin (a store and a full fence) followed by an acquire fence
+ * (sweepfill(7): weakly ordered machines). Sections nest. Inside one, walk with
+ * SWF_REGISTRY_FOREACH and load slots with swf_node_object(): NULL, or an object whose
+ * initialisation the reader sees. A thread's reader is given back when the thread exits.
  *
  * fork: the library's fork handlers take every registry's mutexes around fork(), so a fork waits
- * for an activate, deactivate or grace-period wait in progress. They take first the mutexes
- * held across grace-period waits (activation and reclaim, of every registry), and only then any
- * lock that a reader inside a section may need (a registry's records mutex, for a thread's first
- * read of it; the owner table's, to create a cache or registry; the writer mutexes; the caches'
- * refill mutexes): so the readers a grace-period wait waits for can always leave (unless one
- * of them calls del, activate, deactivate or synchronize inside its section, which the rules
- * above forbid). In the child the registry is usable by its one thread: add, del, activate,
- * deactivate, synchronize, reads and destroy work; readers that other threads of the parent had
- * inside a section are treated as having left it, and grace-period waiters that slept there as
- * gone (those threads do not exist in the child). Do not call fork() inside a read section, or from
- * an init or release callback: the handlers could wait for a grace period that the forking thread
- * itself holds back.
+ * for an activate, deactivate or grace-period wait in progress; they take them in an order that
+ * lets the readers a grace-period wait waits for always leave (docs/design.md, 'Embedding:
+ * dlopen, fork, threads, limits'). In the child the registry is usable by its one thread: add,
+ * del, activate, deactivate, synchronize, reads and destroy work; readers that other threads of
+ * the parent had inside a section are treated as having left it, and grace-period waiters that
+ * slept there as gone. Do not call fork() inside a read section, or from an init or release
+ * callback: the handlers could wait for a grace period that the forking thread itself holds back.
  *
  * Signals: nothing here is async-signal-safe.
  *
  * Progress: read_lock/unlock, first/next and swf_node_object are lock-free (wait-free once the
- * thread's record exists; making it, on a thread's first read, is the blocking step above);
- * read_unlock makes one futex wake system call when a grace-period
- * waiter sleeps (see below), and none otherwise. add and del take the writer mutex; add may wait
- * for memory while active, but never while it holds the writer mutex: an activation's grow (which
- * runs before the flag goes up) or a slow WAIT allocation holds back no other add or del. activate, deactivate, synchronize and destroy block. Nothing blocks
- * inside a read-side section: the activation sweep leaves its section every section_bound
- * visits.
- *
- * Waiting for a grace period (synchronize, deactivate, destroy, and the cache's quiesce) spins
- * through a few scans of the readers, then sleeps on a futex that section ends wake (with a
- * timeout of 50 us doubling to 1 ms, so that readers outside sweepfill's guards cannot hold it
- * asleep): the waiter does not take the CPU from the readers it waits for.
- *
- * Not offered, on purpose: a del that returns after the grace period (use the release callback
- * or swf_registry_synchronize), a lookup by key (the registry is a list, not an index), and
- * iteration outside a read section.
+ * thread's record exists; making it, on a thread's first read, blocks); read_unlock makes one
+ * futex wake system call when a grace-period waiter sleeps, and none otherwise. add and del take
+ * the writer mutex; add may wait for memory while active, but never while it holds the writer
+ * mutex. activate, deactivate, synchronize and destroy block. Nothing blocks inside a read-side
+ * section: the activation sweep leaves its section every section_bound visits. Waiting for a
+ * grace period (synchronize, deactivate, destroy, and the cache's quiesce) spins through a few
+ * scans of the readers, then sleeps on a futex that section ends wake, with a timeout of 50 us
+ * doubling to 1 ms: the waiter does not take the CPU from the readers it waits for.
  */
 #ifndef SWEEPFILL_REGISTRY_H
 #define SWEEPFILL_REGISTRY_H
@@ -216,8 +191,8 @@ SWF_API int swf_registry_add(struct swf_registry *r, struct swf_node *n);
  *   - with release NULL: n becomes addable again (add returns EBUSY until then).
  * Returns 0; EINVAL (NULL); ENOENT (n is not linked in r).
  * Takes the writer mutex and the reclaim mutex; does not wait for the grace period. A full fence
- * orders the unlink before the grace period's epoch is read (Concurrency Kit 0.7.1 and 0.7.2 may
- * otherwise end it one epoch early on weakly ordered machines).
+ * orders the unlink before the grace period's epoch is read (sweepfill(7): weakly ordered
+ * machines).
  */
 SWF_API int swf_registry_del(struct swf_registry *r, struct swf_node *n,
                              void (*release)(struct swf_node *n));

@@ -4,38 +4,30 @@
  * One call walks the list inside read-side sections and, for each member whose slot is NULL,
  * takes an object (a NOWAIT allocation from the cache, else one from a small reserve filled
  * beforehand with WAIT allocations), runs init(obj, member) on it and publishes it with a release
- * store. Nothing inside a section blocks: WAIT allocations happen only between sections.
- *
- * Three algorithms behind one interface, so the old ones serve as baselines:
+ * store. Nothing inside a section blocks: WAIT allocations happen only between sections. With N
+ * members, every slot empty, and B the reserve (docs/design.md, 'One walker, three algorithms'):
  *
  *   SWF_RESUME (default)   one pass. When NOWAIT fails and the reserve is empty it pins the
  *                          member it stands on, leaves the section, refills the reserve, enters
- *                          again and continues from that member. Visits: N + refills at most
- *                          (each refill revisits its cursor once), even at 100% NOWAIT failure;
- *                          N visits and no refill when NOWAIT never fails (a cache grown by
- *                          N + reserve beforehand, as for RESTART).
- *                          Needs a list that can pin (list.h; every _AUTO adapter can, with
- *                          the library's pin.h); without one it behaves as SWF_RESTART and
- *                          sets stats.fell_back, unless the guard declares
- *                          SWF_GUARD_BLOCKING_OK, in which case it refills inside the section
- *                          and keeps its cursor (counted in stats.inplace_refills). The
- *                          fallback still returns 0; with the full checks on for the process
- *                          (swf_debug_checks() == 1: SWF_DEBUG=checks or a debug-check
- *                          build) it also prints one line to stderr per such
- *                          call: "sweepfill: swf_sweep: the list cannot pin ... SWF_RESUME runs
- *                          as SWF_RESTART ...".
- *   SWF_RESTART            the fgraph patch: like RESUME, but after a refill it walks again from
- *                          the head. Passes: P = max(1, ceil(N / B)) at 100% NOWAIT failure
- *                          (B = reserve), with B*P*(P-1)/2 + N + (P-1) visits; 1 pass and N
- *                          visits when NOWAIT never fails, which takes a cache with N ready
- *                          objects for the sweeping thread (swf_cache_grow(cache, N + B) before
- *                          the sweep: the reserve's initial fill takes B of them).
- *   SWF_BATCH_RESTART      the old kernel loop: no NOWAIT at all. Fill the reserve, walk from the
- *                          head giving reserve objects to empty slots; on reaching a member with
- *                          the reserve used up, leave, refill, walk again. P = max(1, ceil(N / B))
- *                          passes, B*P*(P-1)/2 + N + (P-1) visits on an all-empty list: pass p
- *                          sees (p-1)*B filled members, fills B, and visits one more member to
- *                          find the reserve empty (the stop visit; the last pass has none).
+ *                          again and continues from that member. Visits: N + refills at most,
+ *                          even at 100% NOWAIT failure; N visits and no refill when NOWAIT never
+ *                          fails. Needs a list that can pin (list.h; every _AUTO adapter can);
+ *                          without one it behaves as SWF_RESTART and sets stats.fell_back,
+ *                          unless the guard declares SWF_GUARD_BLOCKING_OK: then it refills
+ *                          inside the section and keeps its cursor (stats.inplace_refills). The
+ *                          fallback still returns 0; with the full checks on
+ *                          (swf_debug_checks() == 1) it also prints one line to stderr per such
+ *                          call ("sweepfill: swf_sweep: the list cannot pin ... SWF_RESUME runs
+ *                          as SWF_RESTART ...").
+ *   SWF_RESTART            like RESUME, but after a refill it walks again from the head.
+ *                          Passes: P = max(1, ceil(N / B)) at 100% NOWAIT failure, with
+ *                          B*P*(P-1)/2 + N + (P-1) visits; 1 pass and N visits when NOWAIT never
+ *                          fails, which takes a cache with N ready objects for the sweeping
+ *                          thread (swf_cache_grow(cache, N + B) before the sweep: the
+ *                          reserve's fill takes B of them).
+ *   SWF_BATCH_RESTART      no NOWAIT at all: fill the reserve, walk from the head giving reserve
+ *                          objects to empty slots; with the reserve used up, leave, refill, walk
+ *                          again. P = max(1, ceil(N / B)) passes, B*P*(P-1)/2 + N + (P-1) visits.
  *                          If a refill comes back empty it walks on without a reserve and
  *                          returns ENOMEM only at a member that needs an object.
  *
@@ -59,21 +51,16 @@
  *                      sweep   list add   list del   readers   cache ops
  *   sweep (STORE)        X        -          -          -          -
  *   sweep (CAS)          -        -          -          -          -
- * With SWF_PUBLISH_STORE the sweep must be the only assigner of the slots it fills (two
- * concurrent STORE sweeps could both fill a slot and leak one object); with SWF_PUBLISH_CAS any
- * number of sweeps and other assigners may race. List adds and deletes follow the list's own
- * rules (e.g. CK_LIST: one writer at a time, readers in epoch sections); a deleter that frees a
- * member must wait for a grace period, and for unpin when the list pins.
+ * With SWF_PUBLISH_STORE the sweep must be the only assigner of the slots it fills; with
+ * SWF_PUBLISH_CAS any number of sweeps and other assigners may race. List adds and deletes follow
+ * the list's own rules; a deleter that frees a member must wait for a grace period, and for
+ * unpin when the list pins (pin.h).
  *
- * Progress: blocking overall (refills may wait for memory), but no blocking operation happens
- * inside a read-side section: the only calls made there are the list ops, init, the cache's
- * lock-free NOWAIT allocation (in bulk: swf_cache_alloc_bulk, 32 objects at a time, one at a time
- * while the cache has failure injection on) and free, and the guard itself. init must not block
- * either. Objects the last batch did not use go back to the cache before the sweep returns.
- *
- * Not offered, on purpose: a sweep that frees objects (deactivation needs a grace period and
- * belongs to the registry, registry.h), and a "fill the first K" mode (that is BATCH_RESTART's
- * quadratic behaviour, kept only as a baseline).
+ * Progress: blocking overall (refills may wait for memory), but nothing inside a read-side
+ * section blocks: the only calls made there are the list ops, init (which must not block
+ * either), the cache's lock-free NOWAIT allocation (swf_cache_alloc_bulk, 32 objects at a time,
+ * one at a time while the cache has failure injection on) and free, and the guard itself.
+ * Objects the last batch did not use go back to the cache before the sweep returns.
  */
 #ifndef SWEEPFILL_SWEEP_H
 #define SWEEPFILL_SWEEP_H
@@ -119,8 +106,8 @@ struct swf_guard {
 #define SWF_GUARD_BLOCKING_OK 1u
 
 /* Ready-made guards. The epoch guard uses ck_epoch_begin/end on rec (owned by the calling
- * thread), with an acquire fence after ck_epoch_begin (the load barrier Concurrency Kit 0.7.1 and
- * 0.7.2 lack on weakly ordered machines) and, after ck_epoch_end, a futex wake when a sweepfill
+ * thread), with an acquire fence after ck_epoch_begin (sweepfill(7): weakly ordered machines)
+ * and, after ck_epoch_end, a futex wake when a sweepfill
  * grace-period waiter sleeps (one relaxed load otherwise); the rwlock guard takes the read lock;
  * the mutex guard takes the mutex (for lists whose readers and writers share one mutex); the none
  * guard does nothing (single-threaded lists). All set flags to 0: blocking inside a locked

@@ -29,7 +29,7 @@ extern "C" {
 
 /* NOWAIT objects are taken in batches of this many (one swf_cache_alloc_bulk call each), and the
  * batch's leftovers go back at the end. */
-#define SWF_SWEEP_BATCH_ 32
+#define SWF_SWEEP_BATCH_   32
 
 struct swf_walk_ {
     const struct swf_sweep_config *cfg;

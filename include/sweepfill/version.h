@@ -16,46 +16,33 @@
  *     changing the value of an enum constant or a flag (SWF_NOWAIT, SWF_HUGE_PAGES_AUTO,
  *     SWF_RESUME, SWF_PUBLISH_CAS, SWF_GUARD_BLOCKING_OK, ...) or of a constant that sizes a
  *     public struct (SWF_CACHE_MAGAZINE, SWF_PIN_GRACE_WORDS); and changing the size, member
- *     offsets or member types of a public struct that programs and the library share:
- *       passed by pointer, filled by the program:  swf_cache_config, swf_failslab,
- *                                                  swf_sweep_config, swf_registry_config,
- *                                                  swf_array
- *       passed by pointer, filled by the library:  swf_cache_stats, swf_sweep_stats,
- *                                                  swf_registry_stats, swf_guard (swf_guard_*),
- *                                                  swf_grace (swf_grace_*)
- *       held by value inside swf_sweep_config:     swf_list, swf_guard
- *       tables the library calls through:          swf_list_ops (swf_array_ops, NAME_ops)
- *       embedded in the program's members:         swf_node, swf_pin (programs touch their
- *                                                  fields only through sweepfill's functions)
- * Which structs may grow: none. Room is reserved in two of them, and only there may a later
- * minor version add something:
+ *     offsets or member types of a public struct that programs and the library share: those
+ *     passed by pointer and filled by the program (swf_cache_config, swf_failslab,
+ *     swf_sweep_config, swf_registry_config, swf_array) or by the library (swf_cache_stats,
+ *     swf_sweep_stats, swf_registry_stats, swf_guard, swf_grace), held by value inside
+ *     swf_sweep_config (swf_list, swf_guard), called through (swf_list_ops: swf_array_ops,
+ *     NAME_ops), or embedded in the program's members (swf_node, swf_pin: programs touch their
+ *     fields only through sweepfill's functions).
+ * No struct may grow. Room is reserved in two of them, and only there may a later minor version
+ * add something:
  *   - swf_cache_config.reserved[4]: must be zero; swf_cache_create rejects a non-zero one with
  *     EINVAL. A later minor version may give a field a meaning whose zero value keeps the old
  *     behaviour, so a program built against older headers (which zero it) keeps working.
  *   - swf_cache_stats.reserved[7]: the library writes zeros there; a later minor version may
  *     fill them with new counters. Programs must not rely on them being zero.
- * Every other public struct has no reserved room and stays exactly as it is within soname 0: in
- * particular swf_sweep_config, swf_sweep_stats, swf_registry_config, swf_registry_stats and
- * swf_failslab cannot gain a field (a new option or counter needs a new function or a new
- * struct). The opaque types (struct swf_cache beyond its first bytes, struct swf_registry,
- * struct swf_reader) have no public layout and may change freely.
+ * Every other public struct has no reserved room and stays exactly as it is within soname 0 (a
+ * new option or counter needs a new function or a new struct). The opaque types (struct
+ * swf_cache beyond its first bytes, struct swf_registry, struct swf_reader) may change freely.
  *
- * The inline NOWAIT path (cache.h, SWF_CACHE_INLINE_ABI 2) reads and writes library memory
+ * The inline NOWAIT path (cache_abi.h, SWF_CACHE_INLINE_ABI 2) reads and writes library memory
  * directly, so these never change within soname 0, neither their layout nor what the library
- * stores in them: struct swf_cache_head_ (the first bytes of every struct swf_cache),
- * struct swf_magazine_, struct swf_thread_cache_, struct swf_binding_, struct swf_thread_, the
- * TLS variable swf_thread_self_ and its initial-exec model. sweep_inline.h reads
- * swf_cache_head_ too.
- *
- * Inline functions and macros (swf_slot_*, swf_list_*, swf_node_*, swf_pin_grace_storage,
- * swf_cache_alloc_fast, swf_cache_free_fast, the SWF_LIST_* adapters, the guards and grace of
- * list_urcu.h, swf_buckets_resized, SWF_SWEEP_DEFINE and sweep_inline.h's walker) are compiled
- * into the program; they may change only in ways that old copies of them keep working with the
- * new library. The walk structs of list_hash.h (swf_bucket_walk, swf_hs_walk) are used only by
- * that inline code, never by the library.
- *
- * test/stages/abi.sh checks the built library against the baseline in abi/ with abidiff; after a
- * deliberate, compatible API addition, abi/update.sh regenerates the baseline.
+ * stores in them: struct swf_cache_head_, struct swf_magazine_, struct swf_thread_cache_,
+ * struct swf_binding_, struct swf_thread_, the TLS variable swf_thread_self_ and its
+ * initial-exec model. Inline functions and macros (swf_cache_alloc_fast, swf_slot_*, the
+ * SWF_LIST_* adapters, list_urcu.h's guards and grace, SWF_SWEEP_DEFINE and sweep_inline.h's
+ * walker, ...) are compiled into the program; they may change only in ways that old copies of
+ * them keep working with the new library. The walk structs of
+ * list_hash.h (swf_bucket_walk, swf_hs_walk) are used only by that inline code.
  */
 #ifndef SWEEPFILL_VERSION_H
 #define SWEEPFILL_VERSION_H

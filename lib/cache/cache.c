@@ -1,9 +1,9 @@
 /*
  * lib/cache/cache.c - the object cache's public entry points (cache_internal.h has the design).
  *
- * The NOWAIT path: this thread's loaded magazine (no atomics) -> its prev -> a depot magazine
- * (two CAS) -> the loose list (one exchange) -> EAGAIN; for a thread without a state, the
- * depot's shared path. No lock, no system call, and only prepared memory.
+ * The NOWAIT path takes from this thread's loaded magazine (no atomics; in the per-CPU mode, from
+ * its CPU's magazine in a restartable sequence: percpu.c), and on its slow path follows the
+ * allocation policy (policy.c) down to EAGAIN: no lock, no system call, and only prepared memory.
  */
 #include "cache/cache_internal.h"
 
@@ -47,14 +47,16 @@ static void count_alloc(struct swf_cache *c, struct swf_tstate *ts, enum swf_all
         swfi_fetch_add_relaxed_64(mode == SWF_NOWAIT ? &c->x_allocs_nowait : &c->x_allocs_wait, 1);
 }
 
-/* An object for a call: the thread's magazines, or (no state: the per-CPU mode, or a thread
- * without magazines) this CPU's magazine, then the depot's shared path. */
+/* An object for a call: the thread's magazines if it has them; else, in the per-CPU mode, this
+ * CPU's magazine, and then the depot's shared path. */
 static void *take(struct swf_cache *c, struct swf_tstate *ts)
 {
+    void *obj;
     if (ts != NULL)
-        return swfi_tstate_take(c, ts);
-    void *obj = c->pcpu ? swfi_pcpu_take(c) : NULL;
-    return obj ? obj : swfi_depot_take_one(c);
+        return swfi_take_bound(c, ts);
+    if (c->pcpu && (obj = swfi_pcpu_take(c)) != NULL) /* the per-CPU mode: this CPU's first */
+        return obj;
+    return swfi_take_unbound(c, &obj, 1) ? obj : NULL;
 }
 
 /* Objects in batches sized in bytes: a quarter of the capacity, at most WAIT_BATCH_BYTES, at
@@ -79,7 +81,7 @@ static void *alloc_wait(struct swf_cache *c)
     int err = 0;
     const char *why = NULL;
     if (obj == NULL) /* what threads without a state of their own freed, before new memory */
-        obj = swfi_shared_take(c, NULL, false);
+        obj = swfi_take_shared(c, NULL, false);
     if (obj == NULL) {
         err = swfi_map_objects(c, wait_batch(c)); /* a partial success still serves this call */
         why = c->map_why;
@@ -92,7 +94,7 @@ static void *alloc_wait(struct swf_cache *c)
     /* No memory to be had: the shared pairs that were in use a moment ago, waited for now that
      * the refill lock is free (their claimers may need to run first). */
     if (obj == NULL)
-        obj = swfi_shared_take(c, NULL, true);
+        obj = swfi_take_shared(c, NULL, true);
     if (obj == NULL) {
         swfi_fetch_add_relaxed_64(&c->x_fails_wait, 1);
         return swfi_fail_null("swf_cache_alloc", ENOMEM,
@@ -122,7 +124,7 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
     struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
     void *obj = take(c, ts);
     if (obj == NULL)
-        obj = swfi_shared_take(c, claimed ? ts : NULL, false);
+        obj = swfi_take_shared(c, claimed ? ts : NULL, false);
     if (obj != NULL)
         count_alloc(c, ts, mode);
     else if (ts != NULL)
@@ -176,12 +178,12 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
     swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
     swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
     if (ts == NULL) {
-        swfi_depot_put_one(c, obj);
+        swfi_put_unbound(c, &obj, 1);
         swfi_fetch_add_relaxed_64(&c->x_frees, 1);
         return 0;
     }
     swfi_counter_add(&ts->pub.x_frees, 1);
-    swfi_tstate_put(c, ts, obj);
+    swfi_put_bound(c, ts, obj);
     swfi_tstate_done(ts, claimed);
     return 0;
 }
@@ -198,7 +200,7 @@ static __attribute__((noinline)) int free_pcpu(struct swf_cache *c, void *obj)
     swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
     swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
     if (!swfi_pcpu_put(c, obj))
-        swfi_depot_put_one(c, obj);
+        swfi_put_unbound(c, &obj, 1);
     if (ts != NULL)
         swfi_counter_add(&ts->pub.x_frees, 1);
     else
@@ -246,7 +248,7 @@ static size_t run_end(void *const *objs, size_t i, size_t n, bool want_null)
 }
 
 /* Give a bound thread's objects to the NULL entries: whole runs copied from its loaded magazine,
- * which swfi_tstate_take refills (prev, then a depot magazine) as it runs dry. */
+ * which swfi_take_bound refills (prev, then a depot magazine) as it runs dry. */
 static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void **objs, size_t n)
 {
     size_t given = 0;
@@ -254,7 +256,7 @@ static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *
         for (size_t end = run_end(objs, i, n, true); i < end;) {
             struct swf_magazine_ *m = ts->pub.loaded;
             if (m->n == 0) {
-                void *obj = swfi_tstate_take(c, ts);
+                void *obj = swfi_take_bound(c, ts);
                 if (obj == NULL)
                     return given;
                 objs[i] = obj;
@@ -288,14 +290,14 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
             given++;
             continue;
         }
-        if (next == nbuf && (nbuf = swfi_depot_take_into(c, buf, MAG_CAP), next = 0, nbuf == 0))
+        if (next == nbuf && (nbuf = swfi_take_unbound(c, buf, MAG_CAP), next = 0, nbuf == 0))
             break;
         objs[i] = buf[next++];
         mark_given(c, objs, i, i + 1);
         given++;
     }
     if (next < nbuf)
-        swfi_depot_put_many(c, buf + next, nbuf - next); /* took more than needed: back */
+        swfi_put_unbound(c, buf + next, nbuf - next); /* took more than needed: back */
     return given;
 }
 
@@ -309,7 +311,7 @@ static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls
     for (size_t i = 0; given < nulls && i < n; i++) {
         if (objs[i] != NULL)
             continue;
-        if ((objs[i] = swfi_shared_take(c, claimed ? ts : NULL, false)) == NULL)
+        if ((objs[i] = swfi_take_shared(c, claimed ? ts : NULL, false)) == NULL)
             break;
         mark_given(c, objs, i, i + 1);
         given++;
@@ -371,7 +373,7 @@ static void owners_ok(struct swf_cache *c, struct swf_tstate *ts, void *const *o
 }
 
 /* Put a bound thread's non-NULL entries into its loaded magazine: whole runs checked (the owner
- * only: a bulk free writes no mark) and copied; swfi_tstate_put makes room (prev, an empty depot
+ * only: a bulk free writes no mark) and copied; swfi_put_bound makes room (prev, an empty depot
  * magazine) when it is full. Returns how many. */
 static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *const *objs,
                                size_t n)
@@ -383,7 +385,7 @@ static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void 
             uint32_t room = MAG_CAP - m->n;
             if (room == 0) {
                 owners_ok(c, ts, objs, i, i + 1);
-                swfi_tstate_put(c, ts, objs[i++]);
+                swfi_put_bound(c, ts, objs[i++]);
                 freed++;
                 continue;
             }
@@ -422,12 +424,12 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
         buf[nbuf++] = objs[i];
         freed++;
         if (nbuf == MAG_CAP) {
-            swfi_depot_put_many(c, buf, nbuf);
+            swfi_put_unbound(c, buf, nbuf);
             nbuf = 0;
         }
     }
     if (nbuf > 0)
-        swfi_depot_put_many(c, buf, nbuf);
+        swfi_put_unbound(c, buf, nbuf);
     swfi_fetch_add_relaxed_64(&c->x_frees, freed);
     return 0;
 }
@@ -641,6 +643,7 @@ int swf_cache_destroy(struct swf_cache *c)
     swf_cache_stats(c, &s);
     if (s.alive != 0)
         return swfi_fail(__func__, EBUSY, "objects are alive (or awaiting a grace period)");
+    swfi_cache_validate(c, __func__); /* no thread is inside the cache: every equation holds */
     swfi_tls_owner_unregister(&c->owner);
     cache_free_memory(c);
     return 0;

@@ -4,10 +4,10 @@
  *
  *   cache.c     the public entry points: the alloc and free fast paths, grow, flush, limits,
  *               statistics, create and destroy, and the fork hooks
- *   mag.c       making magazines (in blocks), and private chains of empty ones
+ *   policy.c    the order in which an allocation seeks a free object and a free puts one
+ *   mag.c       making magazines (in blocks), and private chains of empty ones; the depot's
+ *               full, partial and empty stacks of magazines are inline, below
  *   loose.c     the loose list: objects freed when no magazine had room
- *   depot.c     the depot's shared path, for threads without a thread state (the depot's
- *               full, partial and empty stacks are inline, below)
  *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
  *   chunk.c     mapping and preparing memory for objects
  *   freecheck.c the process-wide map from address to chunk (the always-on check of every
@@ -22,7 +22,9 @@
  *   3. on the loose list (x_loose), linked through its first word: nobody, until an exchange
  *      (acquire) hands the whole list to one thread;
  *   4. in a magazine queued for a deferred free: nobody, until its grace period ends and the
- *      epoch callback puts the magazine on the depot.
+ *      epoch callback puts the magazine on the depot;
+ *   5. per-CPU mode: in a CPU's magazine (x_slots): only a thread running on that CPU, in a
+ *      restartable sequence (base/rseq.h), or a thread that locked the slot (percpu.c).
  * Every move between these places is a release (push, store) paired with an acquire (pop,
  * exchange), so whatever the freeing thread wrote happens-before the next allocation (cache.h's
  * ordering promise). Magazines and thread states live in tables that grow but never shrink while
@@ -30,7 +32,8 @@
  *
  * Conservation (exact when no thread is inside the cache):
  *     capacity == alive + ready
- *     ready    == sum(ts->loaded->n + ts->prev->n) + x_depot_objs + x_loose_objs
+ *     ready    == sum(ts->loaded->n + ts->prev->n) + sum(CPU magazines' n) + x_depot_objs
+ *                 + x_loose_objs
  *     alive    == allocations - frees   (objects awaiting a grace period count as alive)
  *
  * The blocking paths (WAIT, grow, set_limit, set_failslab, binding a thread on one of them)
@@ -60,7 +63,7 @@
 
 #define MAG_CAP         SWF_CACHE_MAGAZINE
 #define MAG_BLOCK_SHIFT 6        /* 64 magazines (33 KiB) per table block */
-#ifndef SWF_MAG_BLOCKS_MAX       /* a test build lowers it (test/cache_limits.c) */
+#ifndef SWF_MAG_BLOCKS_MAX       /* a test build lowers it (test/unit/cache_limits.c) */
 #define SWF_MAG_BLOCKS_MAX 65536 /* 4M magazines: 251M free objects at most */
 #endif
 #define MAG_BLOCKS_MAX   SWF_MAG_BLOCKS_MAX
@@ -187,6 +190,11 @@ struct swf_cache {
     const char *map_why; /* why the last swfi_map_objects came up short */
 };
 
+/* Full checks (validate.c): abort naming fn unless magazine m (held by the caller) holds at most
+ * MAG_CAP free objects of c. O(m->pub.n): cheap enough for every move of a magazine to the depot.
+ */
+void swfi_mag_validate(struct swf_cache *c, const struct swf_mag *m, const char *fn);
+
 /* ---- the depot's stacks ----------------------------------------------------------------------
  */
 
@@ -198,6 +206,8 @@ static inline struct swf_mag *swfi_mag_at(struct swf_cache *c, uint32_t index)
 /* Put a magazine on the depot: the full, partial or empty stack, by how much it holds. */
 static inline void swfi_depot_put(struct swf_cache *c, struct swf_mag *m)
 {
+    if (SWF_UNLIKELY(c->checks))
+        swfi_mag_validate(c, m, "swfi_depot_put");
     if (m->pub.n == 0) {
         swfi_fetch_add_relaxed_64(&c->x_empty_mags, 1);
         swfi_istack_push(&c->empty, &c->mags, m->index);
@@ -247,31 +257,47 @@ void swfi_mags_put_chain(struct swf_cache *c, struct swf_mag *head);
 /* The next magazine of a private chain, or NULL. */
 struct swf_mag *swfi_mags_chain_next(struct swf_cache *c, struct swf_mag *m);
 
-/* ---- depot.c: the shared path ----------------------------------------------------------------
+/* ---- policy.c: where an allocation looks, and where a free puts ----------------------------
  */
 
-/* The shared path, for threads without a thread state: one object straight from the depot (or
- * the loose list), and one object straight back. Lock-free, O(1) per object. */
-void *swfi_depot_take_one(struct swf_cache *c);
-void swfi_depot_put_one(struct swf_cache *c, void *obj);
+/* A bound thread's slow halves (ts its own state or a claimed shared one): its prev magazine,
+ * then the depot, then the loose list. take returns NULL when nothing is ready for the thread. */
+void *swfi_take_bound(struct swf_cache *c, struct swf_tstate *ts);
+void swfi_put_bound(struct swf_cache *c, struct swf_tstate *ts, void *obj);
 
-/* The same in bulk: up to `want` objects from one depot magazine into dst (or one loose object),
- * returning how many; and n objects into as few magazines as have room. Lock-free. */
-uint32_t swfi_depot_take_into(struct swf_cache *c, void **dst, uint32_t want);
-void swfi_depot_put_many(struct swf_cache *c, void *const *objs, size_t n);
+/* A thread with no state: up to `want` objects from one depot magazine into dst (or one from the
+ * loose list), returning how many; and n objects into as few magazines as have room (or the
+ * loose list). O(1) per object. */
+uint32_t swfi_take_unbound(struct swf_cache *c, void **dst, uint32_t want);
+void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n);
+
+/* An object from any shared state but `held` (the one the caller holds, or NULL): where an
+ * allocation looks before it gives up (NOWAIT) or maps memory (WAIT), so that objects freed by
+ * threads without a state of their own are never stranded there. Without `wait`, NULL when none
+ * has one or all are taken at this moment; with `wait` (WAIT only, after mapping failed, never
+ * under refill_lock), it waits out each state's current claimer in short sleeps, so NULL means
+ * none had one. */
+void *swfi_take_shared(struct swf_cache *c, struct swf_tstate *held, bool wait);
+
+/* Put every loose object into magazines, making magazines as needed (refill_lock held). */
+void swfi_loose_to_mags(struct swf_cache *c);
 
 /* ---- loose.c ---------------------------------------------------------------------------------
  */
 
-/* Push one object on the loose list. Lock-free. */
+/* Push one object (counted in x_loose_objs). */
 void swfi_loose_push(struct swf_cache *c, void *obj);
 
-/* Move up to `room` loose objects into m; the rest go into empty magazines on the depot (or
- * back on the loose list when there are none). Returns how many moved into m. Lock-free. */
-uint32_t swfi_loose_take(struct swf_cache *c, struct swf_mag *m, uint32_t room);
+/* Take the whole list (NULL when empty): a private chain, linked through the objects' first
+ * words (swfi_loose_next). Its objects stay counted until swfi_loose_taken. */
+void *swfi_loose_take_all(struct swf_cache *c);
+void *swfi_loose_next(void *obj);
 
-/* Put every loose object into magazines, making magazines as needed (refill_lock held). */
-void swfi_loose_drain(struct swf_cache *c);
+/* Put a taken chain (or what is left of it; NULL is nothing) back on the list. */
+void swfi_loose_give_back(struct swf_cache *c, void *chain);
+
+/* n objects of taken chains went elsewhere: uncount them. */
+void swfi_loose_taken(struct swf_cache *c, uint64_t n);
 
 /* ---- tstate.c --------------------------------------------------------------------------------
  */
@@ -294,13 +320,13 @@ int swfi_cache_first_use(struct swf_cache *c);
  * else NULL: the call goes to the depot. Lock-free. */
 struct swf_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed);
 
-/* An object from any shared state but `held` (the one the caller holds, or NULL): where an
- * allocation looks before it gives up (NOWAIT) or maps memory (WAIT), so that objects freed by
- * threads without a state of their own are never stranded there. Without `wait`, lock-free and
- * NULL when none has one or all are taken at this moment; with `wait` (WAIT only, after mapping
- * failed, never under refill_lock), it waits out each state's current claimer in short sleeps,
- * so NULL means none had one. */
-void *swfi_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait);
+/* Whether the shared states exist (the cache was used; acquire, paired with first use). */
+bool swfi_shared_made(struct swf_cache *c);
+
+/* Claim the shared state ts for one call (acquire: the previous claimer's work on its magazines
+ * is ours to build on); give it back with swfi_tstate_done. With `wait`, until its current
+ * claimer (one call long) lets go, in short sleeps; without, false when it is taken. */
+bool swfi_shared_claim(struct swf_tstate *ts, bool wait);
 
 static inline void swfi_tstate_done(struct swf_tstate *ts, bool claimed)
 {
@@ -314,11 +340,6 @@ void swfi_tstate_release(struct swf_cache *c, struct swf_tstate *ts);
 /* Keep spare empty magazines and free thread states around, and put loose objects back into
  * magazines (refill_lock held; best effort). */
 void swfi_pools_replenish(struct swf_cache *c);
-
-/* The slow halves of a bound thread's alloc and free: its prev magazine, then the depot, then
- * the loose list. Lock-free. take returns NULL when nothing is ready for the thread. */
-void *swfi_tstate_take(struct swf_cache *c, struct swf_tstate *ts);
-void swfi_tstate_put(struct swf_cache *c, struct swf_tstate *ts, void *obj);
 
 extern const struct swf_owner_ops swfi_cache_owner_ops;
 
@@ -368,6 +389,10 @@ void swfi_pcpu_count(struct swf_cache *c, bool is_free);
 
 /* Add every CPU's counters to *allocs and *frees (stats). */
 void swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees);
+
+/* The full checks' walk (validate.c, no thread inside the cache): check every CPU's magazine and
+ * return how many objects they hold. */
+uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn);
 
 /* Whether obj is in this CPU's magazine (a single free's double-free search). Lock-free. */
 bool swfi_pcpu_holds(struct swf_cache *c, const void *obj);
@@ -458,6 +483,9 @@ void swfi_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn
  * mark, abort if obj is in ts's magazines (loaded or prev). Reads obj's first word only. */
 void swfi_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj);
 
+/* Full checks: the state byte of obj, or NULL when obj is not an object of c or c keeps none. */
+uint8_t *swfi_obj_state(struct swf_cache *c, const void *obj);
+
 /* Full checks: move obj from state `from` to `to` or abort naming fn. */
 void swfi_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
                                 uint8_t to);
@@ -468,5 +496,13 @@ static inline void swfi_debug_transition(struct swf_cache *c, const char *fn, vo
     if (SWF_UNLIKELY(c->checks))
         swfi_debug_transition_slow(c, fn, obj, from, to);
 }
+
+/* ---- validate.c ------------------------------------------------------------------------------
+ */
+
+/* Full checks (c->checks): abort naming fn unless the conservation equations above hold and
+ * every free object is where its state byte says. Only where no thread is inside the cache
+ * (destroy); O(capacity). */
+void swfi_cache_validate(struct swf_cache *c, const char *fn);
 
 #endif /* SWF_LIB_CACHE_INTERNAL_H */

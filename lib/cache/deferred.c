@@ -6,15 +6,11 @@
  * over. The callback's last touch of the cache is a release add to x_deferred_done; destroy
  * (through stats) reads it with acquire, so a destroy that sees every deferred free done also
  * sees the callbacks' writes to the depot finished, and frees nothing under them.
- *
- * Concurrency Kit up to 0.7.2 (Debian 12 ships 0.7.1) lets ck_epoch_poll dispatch a callback
- * one epoch early when the deletion was not yet visible at the time of ck_epoch_call, which on a
- * weakly ordered machine (ARM, POWER) can free an object a reader still holds (fixed upstream in
- * June 2026, "ck_epoch: make poll safer to use"). A full fence before ck_epoch_call makes the
- * caller's unpublication visible before the epoch snapshot, which restores the one-epoch
- * distance that version's dispatch assumes.
+ * Each ck_epoch_call is base/epoch.h's, after a full fence.
  */
 #include "cache/cache_internal.h"
+
+#include "base/epoch.h"
 
 #include <errno.h>
 
@@ -53,7 +49,6 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
         return swfi_fail(__func__, ENOMEM, "no magazine could be made for the deferred frees");
     }
     swfi_fetch_add_relaxed_64(&c->x_deferred_queued, n);
-    swfi_fence_seq_cst(); /* see the top of this file: ck_epoch_poll in ck <= 0.7.2 */
     size_t done = 0;
     while (chain != NULL) {
         struct swf_mag *m = chain;
@@ -64,7 +59,7 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
             m->pub.obj[m->pub.n++] = objs[done++];
         }
         m->epoch = rec->global;
-        ck_epoch_call(rec, &m->epoch_entry, deferred_done);
+        swfi_epoch_call(rec, &m->epoch_entry, deferred_done);
     }
     return 0;
 }

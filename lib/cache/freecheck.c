@@ -188,8 +188,7 @@ void swfi_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn,
         swfi_die(fn, "double free of %p (cache '%s')", obj, c->name);
 }
 
-/* The state byte of obj (an object of c: swfi_free_check passed, or c handed it out). */
-static uint8_t *obj_state(struct swf_cache *c, const void *obj)
+uint8_t *swfi_obj_state(struct swf_cache *c, const void *obj)
 {
     struct swf_chunk *ch = lookup(obj);
     if (ch == NULL || ch->cache != c || ch->state == NULL)
@@ -201,7 +200,7 @@ static uint8_t *obj_state(struct swf_cache *c, const void *obj)
 void swfi_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
                                 uint8_t to)
 {
-    uint8_t *st = obj_state(c, obj);
+    uint8_t *st = swfi_obj_state(c, obj);
     if (st == NULL)
         not_ours(c, fn, lookup(obj), obj);
     uint8_t seen = from;

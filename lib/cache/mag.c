@@ -2,9 +2,8 @@
  * lib/cache/mag.c - making magazines, and private chains of empty ones.
  *
  * Magazines are made only on the blocking paths (refill_lock held), in blocks of 64, and live
- * until the cache is destroyed; new ones go on the depot's empty stack. Below the depot and the
- * loose list, which both make magazines when they run out (depot.c falls back on loose.c, never
- * the other way round).
+ * until the cache is destroyed; new ones go on the depot's empty stack. The policy (policy.c)
+ * makes them when spreading the loose list finds no empty one.
  */
 #include "cache/cache_internal.h"
 

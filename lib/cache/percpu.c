@@ -155,6 +155,19 @@ void swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees)
     }
 }
 
+uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn)
+{
+    uint64_t objs = 0;
+    for (uint32_t i = 0; c->x_slots != NULL && i < c->nslots; i++) {
+        const struct swf_mag *m = (const struct swf_mag *)(c->x_slots[i] & ~SWFI_RSEQ_LOCKED);
+        if (m != NULL) {
+            swfi_mag_validate(c, m, fn);
+            objs += m->pub.n;
+        }
+    }
+    return objs;
+}
+
 bool swfi_pcpu_holds(struct swf_cache *c, const void *obj)
 {
     uintptr_t *slots = slots_of(c);

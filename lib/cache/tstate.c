@@ -7,8 +7,8 @@
  * (arms its exit hook, sizes its table) and makes a thread state and magazines if the pools are
  * dry. A prepared thread also binds lock-free on a NOWAIT call or a free, from the spare pools,
  * to a cache its table reaches: every blocking call sizes the table to the owners alive then.
- * A thread that cannot bind (never prepared, or the pools dry) uses the depot's shared path
- * (depot.c), which is O(1) per object but costs two compare-and-swaps.
+ * A thread that cannot bind (never prepared, or the pools dry) claims one of the shared states
+ * for the call, or takes single objects from the depot (policy.c), O(1) per object.
  *
  * The thread states' table grows in blocks on the blocking paths, up to TS_BLOCKS_MAX blocks, as
  * the magazine table does; thread states come back to the free pool when their thread exits or
@@ -38,7 +38,7 @@ void swfi_pools_replenish(struct swf_cache *c)
     swfi_mags_reserve(c, SPARE_EMPTY_MAGS);
     if (swfi_istack_empty(&c->ts_free))
         (void)make_tstates(c);
-    swfi_loose_drain(c);
+    swfi_loose_to_mags(c);
 }
 
 void swfi_tstate_release(struct swf_cache *c, struct swf_tstate *ts)
@@ -146,15 +146,12 @@ int swfi_cache_first_use(struct swf_cache *c)
     return 0;
 }
 
-/* Whether the shared states exist (the cache was used). Acquire: see swfi_cache_first_use. */
-static bool shared_made(struct swf_cache *c)
+bool swfi_shared_made(struct swf_cache *c)
 {
     return swfi_load_acquire_32(&c->x_shared_made) != 0;
 }
 
-/* Claim ts for this call; with `wait`, until its current claimer (one call long) lets go.
- * Acquire: the previous claimer's work on the magazines is ours to build on. */
-static bool claim(struct swf_tstate *ts, bool wait)
+bool swfi_shared_claim(struct swf_tstate *ts, bool wait)
 {
     for (;;) {
         uint32_t free_word = 0;
@@ -176,30 +173,13 @@ static bool claim(struct swf_tstate *ts, bool wait)
  * pages (and their stacks' sizes), so the address's own low bits would send them all to one. */
 static struct swf_tstate *claim_shared(struct swf_cache *c)
 {
-    if (!shared_made(c))
+    if (!swfi_shared_made(c))
         return NULL;
     unsigned start = (unsigned)(swfi_mix64((uintptr_t)&swf_tls_self) >> 32);
     for (unsigned i = 0; i < SHARED_STATES; i++) {
         struct swf_tstate *ts = c->shared[(start + i) % SHARED_STATES];
-        if (claim(ts, false))
+        if (swfi_shared_claim(ts, false))
             return ts;
-    }
-    return NULL;
-}
-
-void *swfi_shared_take(struct swf_cache *c, struct swf_tstate *held, bool wait)
-{
-    if (!shared_made(c))
-        return NULL;
-    for (unsigned i = 0; i < SHARED_STATES; i++) {
-        struct swf_tstate *ts = c->shared[i];
-        if (ts == held || !claim(ts, wait))
-            continue;
-        void *obj =
-            swfi_ts_loaded(ts)->pub.n || swfi_ts_prev(ts)->pub.n ? swfi_tstate_take(c, ts) : NULL;
-        swfi_store_release_32(&ts->x_claim, 0);
-        if (obj != NULL)
-            return obj;
     }
     return NULL;
 }
@@ -215,53 +195,6 @@ struct swf_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed)
     if (ts == NULL && (ts = claim_shared(c)) != NULL)
         *claimed = true;
     return ts;
-}
-
-void *swfi_tstate_take(struct swf_cache *c, struct swf_tstate *ts)
-{
-    struct swf_mag *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
-    if (loaded->pub.n == 0) {
-        struct swf_mag *t = loaded;
-        loaded = prev;
-        prev = t;
-    }
-    if (loaded->pub.n == 0) {
-        struct swf_mag *got = swfi_depot_get_objects(c);
-        if (got != NULL) {
-            /* Both ours are empty: keep one as prev, give the other back. */
-            swfi_depot_put(c, prev);
-            prev = loaded;
-            loaded = got;
-        } else if (swfi_loose_take(c, loaded, MAG_CAP) == 0) {
-            swfi_ts_set(ts, loaded, prev);
-            return NULL;
-        }
-    }
-    swfi_ts_set(ts, loaded, prev);
-    return loaded->pub.obj[--loaded->pub.n];
-}
-
-void swfi_tstate_put(struct swf_cache *c, struct swf_tstate *ts, void *obj)
-{
-    struct swf_mag *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
-    if (loaded->pub.n == MAG_CAP) {
-        if (prev->pub.n < MAG_CAP) {
-            struct swf_mag *t = loaded;
-            loaded = prev;
-            prev = t;
-        } else {
-            struct swf_mag *e = swfi_depot_get_empty(c);
-            if (e == NULL) {
-                swfi_loose_push(c, obj);
-                return;
-            }
-            swfi_depot_put(c, prev);
-            prev = loaded;
-            loaded = e;
-        }
-        swfi_ts_set(ts, loaded, prev);
-    }
-    loaded->pub.obj[loaded->pub.n++] = obj;
 }
 
 /* ---- fork ----------------------------------------------------------------------------------- */

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "base/atomic.h"
+#include "base/epoch.h"
 #include "base/owner.h"
 #include "base/tsan.h"
 #include "base/util.h"
@@ -129,18 +130,10 @@ static struct swf_reader *reader_get(struct swf_registry *r)
     return rd;
 }
 
-/*
- * Enter a section. Concurrency Kit up to 0.7.2 (Debian 12 ships 0.7.1) lacks a load fence in
- * ck_epoch_begin between its read of the global epoch and the section's own loads: on a weakly
- * ordered machine (ARM, POWER) a section could then read list memory older than the epoch it
- * advertises, and a grace period could end under it (fixed upstream in June 2026, "ck_epoch: add
- * missing barrier for RMO architectures in begin"). The acquire fence here is that barrier; on
- * x86 it compiles to nothing.
- */
+/* Enter a section (base/epoch.h: with the load barrier ck 0.7.x lacks). */
 static void reader_enter(struct swf_reader *rd)
 {
-    ck_epoch_begin(&rd->rec, NULL);
-    swfi_fence_acquire();
+    swfi_epoch_begin(&rd->rec);
 }
 
 static void reader_leave(struct swf_reader *rd)
@@ -460,10 +453,7 @@ int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)
 
     pthread_mutex_lock(&r->reclaim);
     swfi_fetch_add_relaxed_64(&r->x_pending_release, 1);
-    /* The unlink is visible before the epoch ck_epoch_call reads: ck_epoch_poll in ck <= 0.7.2
-     * dispatches one epoch early otherwise (see lib/cache/deferred.c). */
-    swfi_fence_seq_cst();
-    ck_epoch_call(&r->wrec, node_entry(n), node_grace_over);
+    swfi_epoch_call(&r->wrec, node_entry(n), node_grace_over); /* the unlink visible first */
     ck_epoch_poll(&r->wrec); /* non-blocking: runs the callbacks whose grace period is over */
     pthread_mutex_unlock(&r->reclaim);
     finalise_ready(r, true);
@@ -542,7 +532,8 @@ static void retire(struct swf_registry *r, void **objs, size_t *n, int *err)
     if (*n == 0)
         return;
     pthread_mutex_lock(&r->reclaim);
-    swfi_fence_seq_cst(); /* the taking exchanges before the epoch read: see del */
+    /* swf_cache_free_deferred fences before its epoch read (cache.h): the taking exchanges are
+     * visible first. */
     if (swf_cache_free_deferred(r->cache, &r->wrec, objs, *n) != 0) {
         /* No magazine to queue them in: wait for the grace period here instead. */
         struct swf_epoch_waiter w;

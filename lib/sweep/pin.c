@@ -35,6 +35,7 @@
 #include <errno.h>
 
 #include "base/atomic.h"
+#include "base/epoch.h"
 #include "base/tsan.h"
 #include "base/util.h"
 
@@ -147,10 +148,8 @@ static void epoch_defer(void *rec, struct swf_pin *pin)
 {
     ck_epoch_record_t *r = rec;
     pin->x_grace[2] = r->global;
-    /* The unlink visible before ck_epoch_call reads the epoch: ck_epoch_poll in Concurrency Kit
-     * 0.7.1 and 0.7.2 may otherwise end the grace period one epoch early (lib/cache/deferred.c). */
-    swfi_fence_seq_cst();
-    ck_epoch_call(r, (ck_epoch_entry_t *)swf_pin_grace_storage(pin), epoch_grace_over);
+    /* base/epoch.h: the unlink visible before the callback's epoch is read. */
+    swfi_epoch_call(r, (ck_epoch_entry_t *)swf_pin_grace_storage(pin), epoch_grace_over);
 }
 
 void swf_grace_epoch(struct swf_grace *g, struct ck_epoch_record *rec)

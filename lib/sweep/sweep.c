@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "base/atomic.h"
+#include "base/epoch.h"
 #include "base/tsan.h"
 #include "base/util.h"
 
@@ -58,12 +59,10 @@ int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
 
 /* ---- guards ------------------------------------------------------------------------------- */
 
-/* ck_epoch_begin, then the load barrier Concurrency Kit 0.7.1 and 0.7.2 lack there on weakly
- * ordered machines (see lib/registry/registry.c, reader_enter). */
+/* base/epoch.h: ck_epoch_begin with the load barrier ck 0.7.x lacks. */
 static void epoch_enter(void *rec)
 {
-    ck_epoch_begin(rec, NULL);
-    swfi_fence_acquire();
+    swfi_epoch_begin(rec);
 }
 
 static void epoch_leave(void *arg)

@@ -39,7 +39,7 @@
 
 #include <sweepfill/sweepfill.h>
 
-#include "../members.h"
+#include "../common/members.h"
 
 #define NP          40   /* members of the plain list */
 #define NN          24   /* registry nodes */

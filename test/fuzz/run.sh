@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# test/fuzz/run.sh SRCROOT BUILDDIR [SECONDS] - build and run the libFuzzer harness; print TAP.
+# test/fuzz/run.sh SRCROOT OUTDIR [SECONDS] - build and run the libFuzzer harness; print TAP.
 #
 #   1. build test/fuzz/fuzz_api.c and the library sources with clang
-#      -fsanitize=fuzzer,address,undefined into BUILDDIR/fuzz/ (the harness needs clang; the
+#      -fsanitize=fuzzer,address,undefined into OUTDIR (the harness needs clang; the
 #      library's own builds use the default compiler);
 #   2. replay every input of the committed seed corpus (test/fuzz/corpus/);
 #   3. replay every regression input (test/fuzz/regressions/): inputs that once failed;
@@ -11,10 +11,10 @@
 #      otherwise;
 #   5. fuzz for SECONDS (default 60, or SWF_FUZZ_SECONDS) from a copy of the corpus, and report
 #      the executions, the rate and the corpus growth. A failure is minimised
-#      (-minimize_crash=1) and left in BUILDDIR/fuzz/ to be kept under test/fuzz/regressions/.
+#      (-minimize_crash=1) and left in OUTDIR to be kept under test/fuzz/regressions/.
 set -u -o pipefail
-src=$(cd "${1:?usage: run.sh SRCROOT BUILDDIR [SECONDS]}" && pwd)
-out=${2:?usage: run.sh SRCROOT BUILDDIR [SECONDS]}/fuzz
+src=$(cd "${1:?usage: run.sh SRCROOT OUTDIR [SECONDS]}" && pwd)
+out=${2:?usage: run.sh SRCROOT OUTDIR [SECONDS]}
 secs=${3:-${SWF_FUZZ_SECONDS:-60}}
 cc=${SWF_FUZZ_CC:-clang}
 mkdir -p "$out"

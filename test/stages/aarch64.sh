@@ -3,7 +3,7 @@
 # concurrent suites under qemu-user; print TAP.
 #
 # test/run runs this as the stage `aarch64`. It cross-compiles with Debian's
-# gcc-aarch64-linux-gnu (test/cross/aarch64-linux-gnu.ini) and runs each test program through
+# gcc-aarch64-linux-gnu (test/stages/cross/aarch64-linux-gnu.ini) and runs each test program through
 # qemu-aarch64, once with -Datomics=ck (ck_pr's aarch64 port) and once with -Datomics=c11
 # (<stdatomic.h>, ck_pr through compiler builtins), so that every atomic path compiles and runs
 # on a second architecture. qemu on x86 executes the guest's loads and stores in the host's
@@ -18,8 +18,8 @@
 # build/aarch64/sysroot without installing them: bookworm's libck0 is not Multi-Arch: same, so
 # libck0:arm64 cannot be installed beside the host's libck0. qemu's -L points at that sysroot.
 # Each test case of each test program becomes one TAP point here ("aarch64/ck cache_unit: ...");
-# a program that dies without a failing point becomes one failing point. SWF_UNDER_QEMU=1 tells
-# the tests (test/tap.h: tap_under_qemu) to skip what qemu-user cannot do (seccomp strict mode,
+# a program that dies without a failing point becomes one failing point. SWF_UNDER_QEMU=1 tells the
+# tests (test/common/tap.h: tap_under_qemu) to skip what qemu-user cannot do (seccomp strict mode,
 # RLIMIT_AS) and to shrink the heaviest cases. The stage skips itself, with its reason, when a
 # tool or the arm64 packages are missing; under CI=true it fails instead (test/run installs the
 # tools: gcc-aarch64-linux-gnu, its C library libc6-dev-arm64-cross, which comes only as a
@@ -86,7 +86,7 @@ if [ ! -e "$sysroot/.complete" ]; then
   touch "$sysroot/.complete"
 fi
 
-# A second machine file on top of test/cross/aarch64-linux-gnu.ini: this sysroot for qemu and
+# A second machine file on top of test/stages/cross/aarch64-linux-gnu.ini: this sysroot for qemu and
 # pkg-config.
 overlay=$work/sysroot.ini
 cat >"$overlay" <<EOF
@@ -107,7 +107,7 @@ point() { # 0|1 text
 # are numbered on from $n; the converter prints the new count last, as "# points N".
 for a in $atomics; do
   dir=$work/build-$a
-  opts=(--cross-file test/cross/aarch64-linux-gnu.ini --cross-file "$overlay"
+  opts=(--cross-file test/stages/cross/aarch64-linux-gnu.ini --cross-file "$overlay"
     -Dbuildtype=debugoptimized -Ddebug_checks=true -Datomics="$a" -Dbench=disabled)
   [ -e "$dir/meson-private/coredata.dat" ] || rm -rf "$dir" # a half-made build directory
   if [ -d "$dir" ]; then

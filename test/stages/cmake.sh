@@ -2,7 +2,7 @@
 # test/stages/cmake.sh SRCROOT - the CMake package, as TAP.
 #
 # Builds sweepfill (build/stage-cmake) and installs it into a scratch destdir; then configures,
-# builds and runs the CMake project test/cmake/ against it with find_package(sweepfill 0.1
+# builds and runs the CMake project test/packaging/cmake/ against it with find_package(sweepfill 0.1
 # REQUIRED) and CMAKE_PREFIX_PATH pointing into the destdir (so the package must be
 # relocatable): once with sweepfill::sweepfill (the program must need libsweepfill.so.0) and once
 # with sweepfill::sweepfill-static (it must not). The program calls ck and pthreads itself, so it
@@ -37,11 +37,11 @@ ok $r "they are in <libdir>/cmake/sweepfill/, where find_package looks"
 prefix=$(sed -n 's/^prefix=//p' "$(find "$tmp/root" -name sweepfill.pc | head -n 1)")
 root=$tmp/root$prefix
 
-# consumer NAME EXTRA-CMAKE-ARGS...: configure, build and run test/cmake as NAME.
+# consumer NAME EXTRA-CMAKE-ARGS...: configure, build and run test/packaging/cmake as NAME.
 consumer() {
   local name=$1 dir=$tmp/$1
   shift
-  cmake -S "$src/test/cmake" -B "$dir" -DCMAKE_PREFIX_PATH="$root" -DCMAKE_BUILD_TYPE=Release \
+  cmake -S "$src/test/packaging/cmake" -B "$dir" -DCMAKE_PREFIX_PATH="$root" -DCMAKE_BUILD_TYPE=Release \
     "$@" >"$tmp/$name.configure.log" 2>&1
   r=$?
   ok $r "$name: cmake finds sweepfill with find_package(sweepfill 0.1 REQUIRED)"
@@ -77,7 +77,7 @@ fi
 # The version file: same major version, not newer than installed.
 probe() { # version expected(0 found, 1 refused)
   local r res
-  cmake -S "$src/test/cmake" -B "$tmp/probe" -DCMAKE_PREFIX_PATH="$root" \
+  cmake -S "$src/test/packaging/cmake" -B "$tmp/probe" -DCMAKE_PREFIX_PATH="$root" \
     -DSWEEPFILL_PROBE_VERSION="$1" >"$tmp/probe.log" 2>&1
   r=$?
   if [ "$2" = 0 ]; then

@@ -10,9 +10,9 @@
 #     symbols the library exports (a function added later fails here until the file is
 #     regenerated: see abi/update.sh);
 #   - as root, and only if no sweepfill package is installed already: installs both packages,
-#     builds test/consumer/consumer.c with `cc $(pkg-config --cflags --libs sweepfill)` against
-#     them, runs it, finds `man swf_cache_free`, and removes the packages again, checking that
-#     the machine is left as it was found.
+#     builds test/packaging/consumer/consumer.c with `cc $(pkg-config --cflags --libs sweepfill)`
+#     against them, runs it, finds `man swf_cache_free`, and removes the packages again, checking
+#     that the machine is left as it was found.
 # Skips itself when dpkg-buildpackage or debhelper is missing, and the lintian or man check when
 # that tool is missing; each fails instead under CI=true.
 set -u -o pipefail
@@ -135,7 +135,7 @@ pcdir=$(pkg-config --variable=pcfiledir sweepfill 2>/dev/null)
 ok $? "pkg-config finds sweepfill.pc in the multiarch libdir ($pcdir)"
 flags=$(pkg-config --cflags --libs sweepfill 2>&1)
 # shellcheck disable=SC2086
-cc -std=c11 -o "$tmp/consumer" "$src/test/consumer/consumer.c" $flags >"$tmp/cc.log" 2>&1
+cc -std=c11 -o "$tmp/consumer" "$src/test/packaging/consumer/consumer.c" $flags >"$tmp/cc.log" 2>&1
 r=$?
 ok $r "cc consumer.c \$(pkg-config --cflags --libs sweepfill) against the installed package ($flags)"
 [ $r = 0 ] || show "$tmp/cc.log"

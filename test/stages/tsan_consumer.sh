@@ -5,9 +5,9 @@
 # What a user does for a TSan build of their program: build sweepfill with TSan too
 # (-Db_sanitize=thread, which implies -Datomics=c11), install it, and build the program with
 # -fsanitize=thread against the installed copy through pkg-config. The program,
-# test/tsan_consumer/consumer.c, has readers walking a registry and checking each member and
-# object, writers adding and deleting members, and activation switched on and off; it runs with
-# TSAN_OPTIONS naming no suppressions, and TSan must report nothing. test/tsan_consumer/
+# test/packaging/tsan_consumer/consumer.c, has readers walking a registry and checking each member
+# and object, writers adding and deleting members, and activation switched on and off; it runs with
+# TSAN_OPTIONS naming no suppressions, and TSan must report nothing. test/packaging/tsan_consumer/
 # consumer_urcu.c does the same over a liburcu cds_list (list_urcu.h), when liburcu is installed.
 #
 # The library comes from test/run's tsan stage (build/test-tsan) when that build is there;
@@ -59,12 +59,12 @@ pkgconf() {
 libdir=$(pkgconf --variable=libdir sweepfill)
 # shellcheck disable=SC2046
 cc -std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=thread -o "$tmp/consumer" \
-  test/tsan_consumer/consumer.c $(pkgconf --cflags --libs sweepfill) -pthread >"$tmp/cc.log" 2>&1
+  test/packaging/tsan_consumer/consumer.c $(pkgconf --cflags --libs sweepfill) -pthread >"$tmp/cc.log" 2>&1
 r=$?
 ok $r "cc -fsanitize=thread consumer.c \$(pkg-config --cflags --libs sweepfill)"
 [ $r = 0 ] || { sed 's/^/# /' "$tmp/cc.log"; finish; }
 
-# No suppressions: test/run's TSAN_OPTIONS (which name test/tsan.supp) are replaced.
+# No suppressions: test/run's TSAN_OPTIONS (which name test/common/tsan.supp) are replaced.
 TSAN_OPTIONS="halt_on_error=0 exitcode=66" \
   LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
   "$tmp/consumer" --ms 500 --readers 2 --writers 2 >"$tmp/run.log" 2>&1
@@ -88,7 +88,7 @@ if ! pkg-config --exists liburcu-memb 2>/dev/null; then
 fi
 # shellcheck disable=SC2046
 cc -std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=thread -o "$tmp/consumer_urcu" \
-  test/tsan_consumer/consumer_urcu.c $(pkgconf --cflags --libs sweepfill) \
+  test/packaging/tsan_consumer/consumer_urcu.c $(pkgconf --cflags --libs sweepfill) \
   $(pkg-config --cflags --libs liburcu-memb) -pthread >"$tmp/cc.log" 2>&1
 r=$?
 ok $r "cc -fsanitize=thread consumer_urcu.c \$(pkg-config --cflags --libs sweepfill liburcu-memb)"

@@ -1,0 +1,29 @@
+/*
+ * bench/families/ready_time.h - the memory-preparation rows of bench_seed's floor family
+ * (ready_time.c): how long N objects of S bytes take to become ready for their first use by each
+ * way of preparing memory, beside the cache's own swf_cache_grow, in the same process as the seed
+ * table.
+ */
+#ifndef SWF_BENCH_READY_TIME_H
+#define SWF_BENCH_READY_TIME_H
+
+#include <stdint.h>
+
+/*
+ * Take ready_time.c's own flags out of argv (--huge-pages=auto|off|required, --grow-threads=N:
+ * passed to the cache row's struct swf_cache_config when the library has those fields). Returns 0,
+ * or -1 after a message on stderr for a malformed value or a flag this library cannot honour.
+ */
+int ready_take_flags(int *argc, char **argv);
+
+/* Register floor/ready_<method>/size:S/n:N for every size and N, and add the context keys. */
+void ready_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn);
+
+/*
+ * AnonHugePages (kB) of the mappings of this process that overlap [lo, hi), read from
+ * /proc/self/smaps; -1 if it cannot be read. The sum covers whole mappings, so a mapping that the
+ * kernel merged with a neighbour counts the neighbour's huge pages too.
+ */
+int64_t ready_anon_huge_kb(const void *lo, const void *hi);
+
+#endif /* SWF_BENCH_READY_TIME_H */

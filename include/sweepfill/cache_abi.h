@@ -1,0 +1,97 @@
+/*
+ * sweepfill/cache_abi.h - the layout that cache.h's inline path (swf_cache_alloc_fast,
+ * swf_cache_free_fast) reads in the library's structures. Included by cache.h; nothing here is
+ * for a user to call or touch.
+ *
+ * The inline functions read the structures below and binding.h's, which the library lays out this
+ * way for as long as its soname is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 2): the first bytes of a
+ * struct swf_cache; the calling thread's binding table (swf_thread_self_, an initial-exec TLS
+ * variable the library exports), indexed by the cache's handle; the first bytes of a thread's state
+ * for a cache; and the first bytes of a magazine. Changing any of them, or what the library stores
+ * there, needs a new soname. Everything else in these objects is the library's and may change. The
+ * library itself reads and writes these fields through these very types (its own structures begin
+ * with them), so the two views never disagree, even under link-time optimisation. Do not touch
+ * these structures yourself.
+ */
+#ifndef SWEEPFILL_CACHE_ABI_H
+#define SWEEPFILL_CACHE_ABI_H
+
+#include <stdint.h>
+
+#include "api.h"
+#include "binding.h" /* struct swf_cache_head_, swf_thread_self_ */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct swf_cache;
+
+/* Free objects a magazine holds; the cache keeps two per thread (per-thread mode) or one per CPU
+ * (per-CPU mode: cache.h). */
+#define SWF_CACHE_MAGAZINE 60
+
+#define SWF_CACHE_INLINE_ABI 2
+
+struct swf_magazine_ {
+    uint32_t x_link_; /* the depot's */
+    uint32_t n;       /* objects held, obj[0 .. n-1]; written only by the holding thread (in
+                         the per-CPU mode, by the thread on that CPU, in a restartable sequence) */
+    void *obj[SWF_CACHE_MAGAZINE];
+};
+
+struct swf_thread_cache_ {
+    uint32_t x_link_, index_;     /* the library's */
+    struct swf_magazine_ *loaded; /* the magazine alloc pops from and free pushes on */
+    struct swf_magazine_ *prev;   /* the library's */
+    uint64_t x_allocs_nowait;     /* relaxed single-writer counters, summed by stats */
+    uint64_t x_frees;
+    uintptr_t base; /* the chunk this thread last freed into: its first object */
+    uint64_t nobjs; /* and how many objects it holds (0: none checked yet) */
+};
+
+/* This thread's state for c, or NULL: what the inline path may use. */
+static inline struct swf_thread_cache_ *swf_cache_state_(struct swf_cache *c)
+{
+    const struct swf_cache_head_ *h =
+        SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, c));
+    const struct swf_thread_ *t = &swf_thread_self_;
+    if (__builtin_expect(h->handle >= t->cap || t->table[h->handle].id != h->id ||
+                             __atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) != 0,
+                         0))
+        return SWF_NULL_;
+    return SWF_STATIC_CAST_(struct swf_thread_cache_ *, t->table[h->handle].state);
+}
+
+/* Whether obj is an object of the chunk ts last freed into: one multiplication does both the
+ * bounds and the divisibility test (the quotient of a multiple of the stride, or a huge number
+ * otherwise). */
+static inline int swf_cache_owned_(const struct swf_cache_head_ *h,
+                                   const struct swf_thread_cache_ *ts, const void *obj)
+{
+    uint64_t q = (SWF_REINTERPRET_CAST_(uintptr_t, obj) - ts->base) * h->inv;
+    q = (q >> h->shift) | (q << ((64 - h->shift) & 63));
+    return q < ts->nobjs;
+}
+
+/* Whether obj's first word holds the free mark (key ^ obj): a free object still marked, or a
+ * live one whose user left that value there (the library then looks for it, never aborts). */
+static inline int swf_cache_marked_(const struct swf_cache_head_ *h, const void *obj)
+{
+    uint64_t word;
+    __builtin_memcpy(&word, obj, sizeof(word));
+    return word == (h->key ^ SWF_REINTERPRET_CAST_(uintptr_t, obj));
+}
+
+/* The common free's test: an object of the chunk ts last freed into, not marked free. */
+static inline int swf_cache_free_ok_(const struct swf_cache_head_ *h,
+                                     const struct swf_thread_cache_ *ts, const void *obj)
+{
+    return swf_cache_owned_(h, ts, obj) && !swf_cache_marked_(h, obj);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWEEPFILL_CACHE_ABI_H */

@@ -1,0 +1,199 @@
+/*
+ * lib/cache/policy.c - where an allocation finds a free object, and where a free puts one: the
+ * whole order, top to bottom, in this file. The places themselves know nothing of each other:
+ * magazines and the depot's stacks (cache_internal.h), the loose list (loose.c), the shared
+ * states (tstate.c), new memory (chunk.c).
+ *
+ * An allocation by a thread bound to the cache (its own thread state, or a shared state claimed
+ * for the call) looks, in order:
+ *   1. its loaded magazine (cache.h's inline path, or the library's fast path);
+ *   2. its prev magazine                                     (take_bound)
+ *   3. a magazine from the depot, full ones first            (take_bound)
+ *   4. the loose list, taken whole                           (take_bound, loose_fill)
+ *   5. the other shared states' magazines                    (swfi_take_shared)
+ *   6. WAIT only, under refill_lock: new memory, then 1-4    (cache.c, alloc_wait)
+ *   7. WAIT only, when mapping failed: 5, waiting out claims (cache.c, alloc_wait)
+ * A thread with no state at all takes one object straight from a depot magazine (partial ones
+ * first, so that full ones stay whole for bound threads), then the loose list, then 5.
+ *
+ * A free by a bound thread puts the object, in order:
+ *   1. into its loaded magazine; 2. its prev, when that has room (the two swap);
+ *   3. a fresh empty magazine from the depot, the full prev going to the depot;
+ *   4. the loose list.
+ * A thread with no state puts it into a partial depot magazine, else an empty one, else the
+ * loose list. A loose list taken whole is spread into empty magazines, so nobody walks it twice.
+ *
+ * In the per-CPU mode (percpu.c) no thread has magazines: an allocation looks first in the
+ * magazine of the CPU it runs on (refilled by swapping in a depot magazine with objects), then as
+ * a thread with no state; a free puts the object into that magazine (swapped for an empty one from
+ * the depot when full), else as a thread with no state. Only the blocking paths reach the other
+ * CPUs' magazines (swfi_pcpu_drain).
+ *
+ * Every step is lock-free (the stacks' CAS, the loose list's exchange), O(1) per object save the
+ * spreading of a loose list, which moves each object once.
+ */
+#include "cache/cache_internal.h"
+
+/* ---- the loose list, taken whole ------------------------------------------------------------ */
+
+/* Move objects from a private chain into m until it holds `until`; returns the rest. */
+static void *fill(struct swf_mag *m, void *chain, uint32_t until, uint64_t *moved)
+{
+    while (chain != NULL && m->pub.n < until) {
+        m->pub.obj[m->pub.n++] = chain;
+        chain = swfi_loose_next(chain);
+        ++*moved;
+    }
+    return chain;
+}
+
+/* Put a private chain into empty magazines on the depot (making them when `make`, refill_lock
+ * held); what does not fit goes back on the loose list. Returns how many left the loose list. */
+static uint64_t spread(struct swf_cache *c, void *chain, bool make)
+{
+    uint64_t moved = 0;
+    while (chain != NULL) {
+        struct swf_mag *m = swfi_depot_get_empty(c);
+        if (m == NULL && make && swfi_mags_make(c) == 0)
+            m = swfi_depot_get_empty(c);
+        if (m == NULL)
+            break;
+        chain = fill(m, chain, MAG_CAP, &moved);
+        swfi_depot_put(c, m);
+    }
+    swfi_loose_give_back(c, chain);
+    return moved;
+}
+
+/* Move up to `room` loose objects into m, the rest into empty depot magazines. Returns how many
+ * moved into m. */
+static uint32_t loose_fill(struct swf_cache *c, struct swf_mag *m, uint32_t room)
+{
+    void *chain = swfi_loose_take_all(c);
+    if (chain == NULL)
+        return 0;
+    uint64_t moved = 0;
+    chain = fill(m, chain, m->pub.n + room, &moved);
+    uint64_t spread_out = chain ? spread(c, chain, false) : 0;
+    swfi_loose_taken(c, moved + spread_out);
+    return (uint32_t)moved;
+}
+
+void swfi_loose_to_mags(struct swf_cache *c)
+{
+    void *chain = swfi_loose_take_all(c);
+    if (chain != NULL)
+        swfi_loose_taken(c, spread(c, chain, true));
+}
+
+/* ---- a bound thread ------------------------------------------------------------------------- */
+
+void *swfi_take_bound(struct swf_cache *c, struct swf_tstate *ts)
+{
+    struct swf_mag *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
+    if (loaded->pub.n == 0) {
+        struct swf_mag *t = loaded;
+        loaded = prev;
+        prev = t;
+    }
+    if (loaded->pub.n == 0) {
+        struct swf_mag *got = swfi_depot_get_objects(c);
+        if (got != NULL) {
+            /* Both ours are empty: keep one as prev, give the other back. */
+            swfi_depot_put(c, prev);
+            prev = loaded;
+            loaded = got;
+        } else if (loose_fill(c, loaded, MAG_CAP) == 0) {
+            swfi_ts_set(ts, loaded, prev);
+            return NULL;
+        }
+    }
+    swfi_ts_set(ts, loaded, prev);
+    return loaded->pub.obj[--loaded->pub.n];
+}
+
+void swfi_put_bound(struct swf_cache *c, struct swf_tstate *ts, void *obj)
+{
+    struct swf_mag *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
+    if (loaded->pub.n == MAG_CAP) {
+        if (prev->pub.n < MAG_CAP) {
+            struct swf_mag *t = loaded;
+            loaded = prev;
+            prev = t;
+        } else {
+            struct swf_mag *e = swfi_depot_get_empty(c);
+            if (e == NULL) {
+                swfi_loose_push(c, obj);
+                return;
+            }
+            swfi_depot_put(c, prev);
+            prev = loaded;
+            loaded = e;
+        }
+        swfi_ts_set(ts, loaded, prev);
+    }
+    loaded->pub.obj[loaded->pub.n++] = obj;
+}
+
+/* ---- the shared states ---------------------------------------------------------------------- */
+
+void *swfi_take_shared(struct swf_cache *c, struct swf_tstate *held, bool wait)
+{
+    if (!swfi_shared_made(c))
+        return NULL;
+    for (unsigned i = 0; i < SHARED_STATES; i++) {
+        struct swf_tstate *ts = c->shared[i];
+        if (ts == held || !swfi_shared_claim(ts, wait))
+            continue;
+        void *obj =
+            swfi_ts_loaded(ts)->pub.n || swfi_ts_prev(ts)->pub.n ? swfi_take_bound(c, ts) : NULL;
+        swfi_tstate_done(ts, true);
+        if (obj != NULL)
+            return obj;
+    }
+    return NULL;
+}
+
+/* ---- a thread with no state: single objects through the depot ------------------------------- */
+
+uint32_t swfi_take_unbound(struct swf_cache *c, void **dst, uint32_t want)
+{
+    uint32_t i = swfi_istack_pop(&c->partial, &c->mags);
+    if (i == UINT32_MAX)
+        i = swfi_istack_pop(&c->full, &c->mags);
+    if (i == UINT32_MAX) {
+        struct swf_mag one;
+        one.pub.n = 0;
+        if (loose_fill(c, &one, 1) == 0)
+            return 0;
+        dst[0] = one.pub.obj[0];
+        return 1;
+    }
+    struct swf_mag *m = swfi_mag_at(c, i);
+    swfi_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
+    uint32_t k = m->pub.n < want ? m->pub.n : want;
+    for (uint32_t j = 0; j < k; j++)
+        dst[j] = m->pub.obj[--m->pub.n];
+    swfi_depot_put(c, m);
+    return k;
+}
+
+void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        uint32_t i = swfi_istack_pop(&c->partial, &c->mags);
+        struct swf_mag *m;
+        if (i != UINT32_MAX) {
+            m = swfi_mag_at(c, i);
+            swfi_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
+        } else if ((m = swfi_depot_get_empty(c)) == NULL) {
+            while (done < n)
+                swfi_loose_push(c, objs[done++]);
+            return;
+        }
+        while (m->pub.n < MAG_CAP && done < n)
+            m->pub.obj[m->pub.n++] = objs[done++];
+        swfi_depot_put(c, m);
+    }
+}

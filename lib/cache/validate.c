@@ -1,0 +1,131 @@
+/*
+ * lib/cache/validate.c - the cache's invariants, checked where they must hold, with the full
+ * checks on (SWF_DEBUG=checks, swf_cache_config.checks, debug-check builds).
+ *
+ * swfi_cache_validate recounts, by walking, what the counters claim (the equations at the top of
+ * cache_internal.h): the objects in the thread states' magazines, on the depot's stacks and on
+ * the loose list; then it holds them against capacity - alive (alive from the operation
+ * counters), and against the per-object state bytes, which the full checks keep independently:
+ * every object in a ready place is FREE, FREE objects number exactly ready, DEFERRED ones exactly
+ * the pending deferred frees. Any difference is a bug in the library (or memory corrupted by
+ * its user), reported with both numbers. The walk reads stacks and lists with no thread inside
+ * the cache, so it runs in destroy only; swfi_mag_validate checks one magazine, which its caller
+ * holds, at every move to the depot.
+ */
+#include "cache/cache_internal.h"
+
+#include <inttypes.h>
+
+struct tally {
+    uint64_t objs;       /* found in ready places */
+    uint64_t state_free; /* state bytes: FREE, ALLOC, DEFERRED */
+    uint64_t state_alloc;
+    uint64_t state_deferred;
+};
+
+static void expect(struct swf_cache *c, const char *fn, const char *what, uint64_t seen,
+                   uint64_t want)
+{
+    if (seen != want)
+        swfi_die(fn, "cache '%s' is inconsistent: %s: %" PRIu64 ", expected %" PRIu64, c->name,
+                 what, seen, want);
+}
+
+static void free_object(struct swf_cache *c, const char *fn, const void *obj, const char *where)
+{
+    const uint8_t *st = swfi_obj_state(c, obj);
+    if (st == NULL)
+        swfi_die(fn, "cache '%s' is inconsistent: %p in %s is not one of its objects", c->name, obj,
+                 where);
+    if (*st != OBJ_FREE)
+        swfi_die(fn, "cache '%s' is inconsistent: %p in %s is in state %u, not free", c->name, obj,
+                 where, *st);
+}
+
+void swfi_mag_validate(struct swf_cache *c, const struct swf_mag *m, const char *fn)
+{
+    if (m->pub.n > MAG_CAP)
+        swfi_die(fn, "cache '%s' is inconsistent: a magazine holds %u objects (at most %u)",
+                 c->name, m->pub.n, MAG_CAP);
+    for (uint32_t i = 0; i < m->pub.n; i++)
+        free_object(c, fn, m->pub.obj[i], "a magazine");
+}
+
+/* The objects on a stack of the depot, and how many magazines it holds. */
+static uint64_t stack_objs(struct swf_cache *c, const struct swf_istack *s, uint64_t *mags,
+                           const char *fn)
+{
+    uint64_t objs = 0;
+    *mags = 0;
+    for (uint32_t top = (uint32_t)(s->x_head & SWF_ISTACK_INDEX_MASK); top != 0;
+         top = swfi_mag_at(c, top - 1)->pub.x_link_) {
+        const struct swf_mag *m = swfi_mag_at(c, top - 1);
+        swfi_mag_validate(c, m, fn);
+        objs += m->pub.n;
+        if (++*mags > c->mags.x_count)
+            swfi_die(fn, "cache '%s' is inconsistent: a depot stack has a cycle", c->name);
+    }
+    return objs;
+}
+
+static uint64_t thread_state_objs(struct swf_cache *c, const char *fn)
+{
+    uint64_t objs = 0;
+    for (uint32_t i = 0; i < c->tstates.x_count; i++) {
+        const struct swf_tstate *ts = swfi_itable_node(&c->tstates, i);
+        if (ts->pub.loaded == NULL)
+            continue; /* on the free pool */
+        swfi_mag_validate(c, swfi_ts_loaded(ts), fn);
+        swfi_mag_validate(c, swfi_ts_prev(ts), fn);
+        objs += swfi_ts_loaded(ts)->pub.n + swfi_ts_prev(ts)->pub.n;
+    }
+    return objs;
+}
+
+static uint64_t loose_objs(struct swf_cache *c, const char *fn)
+{
+    uint64_t objs = 0;
+    for (void *o = c->x_loose; o != NULL; o = swfi_loose_next(o)) {
+        free_object(c, fn, o, "the loose list");
+        if (++objs > c->x_capacity)
+            swfi_die(fn, "cache '%s' is inconsistent: the loose list has a cycle", c->name);
+    }
+    return objs;
+}
+
+static void count_states(const struct swf_cache *c, struct tally *t)
+{
+    for (const struct swf_chunk *ch = c->chunks; ch != NULL; ch = ch->next)
+        for (size_t i = 0; i < ch->nobjs; i++) {
+            t->state_free += ch->state[i] == OBJ_FREE;
+            t->state_alloc += ch->state[i] == OBJ_ALLOC;
+            t->state_deferred += ch->state[i] == OBJ_DEFERRED;
+        }
+}
+
+void swfi_cache_validate(struct swf_cache *c, const char *fn)
+{
+    if (!c->checks)
+        return;
+    struct swf_cache_stats s;
+    swf_cache_stats(c, &s);
+    struct tally t = {0};
+    uint64_t full_mags, partial_mags, empty_mags;
+    uint64_t depot = stack_objs(c, &c->full, &full_mags, fn);
+    depot += stack_objs(c, &c->partial, &partial_mags, fn);
+    expect(c, fn, "objects on the depot's empty stack", stack_objs(c, &c->empty, &empty_mags, fn),
+           0);
+    expect(c, fn, "objects on the depot (walked against x_depot_objs)", depot, c->x_depot_objs);
+    expect(c, fn, "empty magazines (walked against x_empty_mags)", empty_mags, c->x_empty_mags);
+    uint64_t loose = loose_objs(c, fn);
+    expect(c, fn, "loose objects (walked against x_loose_objs)", loose, c->x_loose_objs);
+    t.objs = thread_state_objs(c, fn) + swfi_pcpu_validate(c, fn) + depot + loose;
+    expect(c, fn, "ready objects (magazines + depot + loose against capacity - alive)", t.objs,
+           s.capacity - s.alive);
+    count_states(c, &t);
+    expect(c, fn, "objects in state FREE (against ready)", t.state_free, t.objs);
+    expect(c, fn, "objects in state DEFERRED (against deferred frees pending)", t.state_deferred,
+           s.deferred_pending);
+    expect(c, fn, "objects in state ALLOC (against alive - deferred pending)", t.state_alloc,
+           s.alive - s.deferred_pending);
+}
