@@ -24,7 +24,8 @@ extern "C" {
 struct swf_cache_head_ {
     uint64_t id;     /* the cache's identity: unique in the process, never 0, never reused */
     uint32_t handle; /* its index in every thread's binding table */
-    uint32_t x_slow; /* non-zero: calls must go to the library (full checks, injection) */
+    uint32_t x_slow; /* non-zero: calls must go to the library (full checks, injection,
+                        the per-CPU mode) */
     uint64_t inv;    /* the inverse, modulo 2^64, of the stride's odd part */
     uint32_t shift;  /* the stride's trailing zero bits */
     uint32_t unused_;

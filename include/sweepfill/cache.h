@@ -8,9 +8,28 @@
  * stays resident, causes no page fault. This is what makes an allocation legal inside a
  * read-side section in which nothing may block.
  *
- * Structure (docs/design.md has the whole argument): a thread bound to a cache holds a pair of
- * magazines (arrays of up to SWF_CACHE_MAGAZINE free objects) that the common alloc and free
- * touch with no atomic read-modify-write; a shared depot keeps full, partial and empty magazines
+ * Two modes, one for every cache of the process (swf_cache_percpu): per-thread magazines (the
+ * default), or per-CPU magazines where SWF_PERCPU=1 asks for them and the system supports them.
+ *
+ * The per-CPU mode (lib/cache/percpu.c; Linux rseq as glibc 2.35 and later registers it, on
+ * x86_64 and aarch64): each CPU has one magazine per cache (one per concurrent thread id, mm_cid,
+ * where the kernel has it), and a NOWAIT allocation or a free pops or pushes one object there in
+ * a restartable sequence: a few instructions committed by one store, which the kernel aborts and
+ * the thread starts again when it is preempted, migrated or signalled before that store. A
+ * preempted thread therefore holds no object of the cache, except in one window: a thread that
+ * found its CPU's magazine empty (full) takes a magazine with objects (an empty one) from the
+ * depot and swaps it in, and if preempted between the two holds that one magazine (up to
+ * SWF_CACHE_MAGAZINE objects). Objects in other CPUs' magazines are out of reach of NOWAIT calls
+ * running elsewhere (at most one magazine per CPU); a WAIT allocation that finds nothing and can
+ * map no more, and a grow that needs more than the depot has, move every CPU's magazine to the
+ * depot (they lock each CPU's slot, and membarrier(2)'s rseq fence aborts sequences in flight).
+ * Threads bind to a cache as below, but a thread's state holds its counters and no magazine, and
+ * there are no shared pairs: what the rest of this section says of thread magazines and shared
+ * pairs applies to the per-thread mode.
+ *
+ * The per-thread mode (docs/design.md has the whole argument): a thread bound to a cache holds a
+ * pair of magazines (arrays of up to SWF_CACHE_MAGAZINE free objects) that the common alloc and
+ * free touch with no atomic read-modify-write; a shared depot keeps full, partial and empty magazines
  * on lock-free stacks, exchanged whole; a thread without magazines borrows one of a few shared
  * pairs for a call, or takes and puts single objects through the depot; the objects of memory a
  * grow maps stay uncarved until an allocation that finds no magazine of objects on the depot
@@ -40,7 +59,9 @@
  * either finished or not begun, and returns EBUSY for the latter.
  *
  * Progress: alloc(SWF_NOWAIT), free and flush are lock-free (a thread may retry a compare-and-swap
- * only because another thread's succeeded), make no system call and no allocation.
+ * only because another thread's succeeded, and, in the per-CPU mode, a restartable sequence only
+ * because the kernel preempted, migrated or signalled it inside one), make no system call and no
+ * allocation.
  * alloc(SWF_WAIT), grow, set_limit, set_failslab and create may take the cache's refill mutex,
  * allocate and map memory. destroy blocks until no exiting thread is handing back a magazine.
  *
@@ -62,7 +83,9 @@
  * waits for the grows and WAIT allocations in progress. In the child, every cache is usable by
  * its one thread: alloc, free, grow, flush, stats and destroy work as in the parent. Objects that
  * other threads of the parent held in their magazines at the fork (or in a shared pair one of
- * them was using) stay there, counted as ready but never handed out in the child; objects they
+ * them was using) stay there, counted as ready but never handed out in the child (in the per-CPU
+ * mode, objects in the CPUs' magazines stay reachable in the child, and only a magazine that a
+ * thread had taken from the depot and not yet swapped in is lost that way); objects they
  * had allocated count as alive, so destroy in the
  * child returns EBUSY unless the child frees them. NOWAIT's "no system call, no fault" holds in
  * the child as in the parent (with the copy-on-write caveat above).
@@ -79,8 +102,10 @@
  * and 16 spare magazines, and the objects' memory in chunks of at least 64 KiB. A cache of 64-byte
  * objects keeps about 100 KiB resident after its first allocation (bench/README.md, footprint).
  * Each thread bound to a cache costs that cache a thread state and two magazines (1,184 bytes),
- * and costs the thread 40 bytes of binding table per handle (above). A cache keeps what it made
- * until it is destroyed.
+ * and costs the thread 40 bytes of binding table per handle (above). In the per-CPU mode the first
+ * use makes, instead of shared pairs, an 8-byte slot, 64 bytes of counters and one magazine (528
+ * bytes) per possible CPU, and a thread bound to it costs a thread state (128 bytes, counters
+ * only). A cache keeps what it made until it is destroyed.
  *
  * Not offered, on purpose: realloc (objects have one size), per-object destructors (the cache
  * never looks inside objects it has handed out: it uses an object's first 8 bytes only from the
@@ -103,7 +128,7 @@ extern "C" {
 #endif
 
 /* SWF_CACHE_MAGAZINE (cache_abi.h): the free objects one magazine holds; a thread bound to a
- * cache holds two magazines of it. */
+ * cache holds two magazines of it (per-thread mode), a CPU one (per-CPU mode). */
 
 /* The largest object a cache accepts (1 GiB), and the strictest alignment (a 4 KiB page). */
 #define SWF_CACHE_OBJECT_MAX ((size_t)1 << 30)
@@ -228,7 +253,8 @@ struct swf_cache_stats {
     uint64_t huge_bytes;       /* of bytes_mapped, how much the kernel backed with transparent
                                   huge pages when it was prepared (from the page tables:
                                   PAGEMAP_SCAN, or /proc/self/smaps where the kernel lacks it) */
-    uint64_t reserved[7];      /* zero; later versions may fill them */
+    uint64_t percpu;           /* 1: the per-CPU mode (swf_cache_percpu), 0: per-thread */
+    uint64_t reserved[6];      /* zero; later versions may fill them */
 };
 
 /*
@@ -258,8 +284,10 @@ SWF_API int swf_cache_destroy(struct swf_cache *c);
  * cache clears there the mark a free wrote (swf_cache_free); the rest is unspecified (whatever
  * its last user left). swf_cache_alloc_fast gives the same; swf_cache_alloc_bulk does not.
  * SWF_NOWAIT: lock-free, no system call, no allocation, no page fault; the common case touches
- * only the calling thread's magazine and the object's first 8 bytes. SWF_WAIT: may block; gives
- * the calling thread magazines of its own. See enum swf_alloc_mode.
+ * only the calling thread's magazine (per-CPU mode: its CPU's) and the object's first 8 bytes.
+ * SWF_WAIT: may block; gives the calling thread magazines of its own (per-thread mode), or moves
+ * every CPU's magazine to the depot when it finds nothing and can map no more (per-CPU mode). See enum
+ * swf_alloc_mode.
  * Returns the object, or NULL with errno EINVAL (c NULL or mode not one of the two), EAGAIN
  * (NOWAIT found nothing ready, or an injected failure), ENOMEM (WAIT: system or limit).
  */
@@ -275,7 +303,8 @@ SWF_API void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
  *   - obj not the start of an object of c: from malloc, into an object, or another cache's
  *     object, of any size (found in O(1) from the address: a process-wide map of the chunks);
  *   - a second free of an object that is still in the magazines of the thread state the free
- *     goes to (the calling thread's own, or a shared pair it borrows), its first 8 bytes
+ *     goes to (the calling thread's own, or a shared pair it borrows; in the per-CPU mode, the
+ *     magazine of the CPU the free runs on), its first 8 bytes
  *     untouched since the first free - as glibc's tcache: a free writes there a mark (the
  *     cache's random 64-bit key ^ the object's address), and a free that finds the mark looks
  *     for the object in those two magazines (up to 120 entries) before anything else. Found:
@@ -329,11 +358,12 @@ SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
  * Make at least n objects ready for the calling thread's NOWAIT allocations: first give the
  * thread magazines of its own (if it has none), then count the free objects in its magazines, in
  * the depot, on the loose list and in memory mapped but not yet carved into magazines, and map
- * (and prepare) memory for the rest. This is where page faults belong: outside any read-side
- * section. Every object of each mapping becomes ready at once, with a magazine per
- * SWF_CACHE_MAGAZINE of them made beforehand; allocations carve the objects into magazines a
- * magazine's worth at a time (one compare-and-swap), so a grow costs the memory's preparation,
- * not a step per object. None is mapped that the cache cannot hold.
+ * (and prepare) memory for the rest; in the per-CPU mode, when those hold fewer than n, it first
+ * moves every CPU's magazine to the depot (a membarrier(2) fence). This is where page faults
+ * belong: outside any read-side section. Every object of each mapping becomes ready at once, with
+ * a magazine per SWF_CACHE_MAGAZINE of them made beforehand; allocations carve the objects into
+ * magazines a magazine's worth at a time (one compare-and-swap), so a grow costs the memory's
+ * preparation, not a step per object. None is mapped that the cache cannot hold.
  * With grow_threads > 1, a mapping of more than 16 MiB is prepared by that many threads at once
  * (the calling thread and grow_threads - 1 it starts and joins before returning).
  * A count that can never be had - beyond what the limit or the magazine table still allows, or
@@ -349,7 +379,9 @@ SWF_API int swf_cache_grow(struct swf_cache *c, size_t n);
 
 /*
  * Hand the calling thread's cached free objects back to the shared depot, so that other threads'
- * NOWAIT allocations can have them. Lock-free. Returns 0; EINVAL if c is NULL.
+ * NOWAIT allocations can have them; in the per-CPU mode, where threads hold none, the magazine of
+ * the CPU it runs on (with an empty one from the depot in its place; nothing when the depot has
+ * no empty magazine at that moment or the thread moved to another CPU meanwhile). Lock-free. Returns 0; EINVAL if c is NULL.
  */
 SWF_API int swf_cache_flush(struct swf_cache *c);
 
@@ -386,6 +418,20 @@ SWF_API int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
 SWF_CXX_SHADOW_ON_
 
 /*
+ * The mode every cache of this process uses, decided at the first call of this function or of
+ * swf_cache_create and the same for the life of the process: 0, per-thread magazines (cache.h's
+ * structure above); 1, per-CPU magazines indexed by the CPU's number; 2, per-CPU magazines indexed
+ * by the kernel's concurrent thread id (mm_cid, Linux 6.3). The per-CPU mode needs the rseq area
+ * that glibc 2.35 and later registers for every thread (not under valgrind, qemu-user or
+ * GLIBC_TUNABLES=glibc.pthread.rseq=0), membarrier's rseq fence, x86_64 or aarch64, and a build
+ * without ThreadSanitizer, and it is chosen by the environment variable SWF_PERCPU=1 (or
+ * SWF_PERCPU=cpu_id, for the CPU's number); unset, empty or 0, every cache uses per-thread
+ * magazines (the default: bench/README.md measures what each mode costs). Blocking at its first call (it may register the process
+ * for membarrier's rseq fence); then lock-free.
+ */
+SWF_API int swf_cache_percpu(void);
+
+/*
  * Allocate in bulk: give an object to every NULL entry of objs[0 .. n-1] (entries already set
  * are left alone, so a caller can retry with the same array), and return how many entries of
  * objs are set afterwards. When that is less than n, errno is EAGAIN (NOWAIT: no object ready
@@ -394,7 +440,10 @@ SWF_CXX_SHADOW_ON_
  * Same contracts as n single calls: SWF_NOWAIT is lock-free, makes no system call and no
  * allocation, and causes no page fault; with failure injection on, each NULL entry is one NOWAIT
  * call (numbered in order). SWF_NOWAIT bulk moves whole magazines where it can: from this
- * thread's magazines, then a depot magazine at a time (two compare-and-swaps for up to 60).
+ * thread's magazines, then a depot magazine at a time (two compare-and-swaps for up to 60); in
+ * the per-CPU mode it takes one object at a time from the CPU's magazine (refilled from the depot
+ * as single calls refill it) and then depot magazines, and a bulk free puts objects in depot
+ * magazines.
  * It does not touch the objects: their contents are unspecified, first 8 bytes included (a free
  * mark may be left there; a later swf_cache_free of such an object, if its user never wrote
  * them, costs a look through the thread's magazines, never an abort).
@@ -421,8 +470,8 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  * indirection on the common path, and the same always-on checks of the freed pointer (the test
  * against the chunk the thread last freed into, and the free mark in the object's first 8
  * bytes; anything else calls the library, which checks it in full), and the same writes there
- * (free: the mark; alloc: zero). With the full checks on for c, or while failure injection is
- * on for c, they always call the library.
+ * (free: the mark; alloc: zero). With the full checks on for c, while failure injection is on
+ * for c, or in the per-CPU mode, they always call the library.
  *
  * They read the library's structures as sweepfill/cache_abi.h lays them out.
  */

@@ -27,14 +27,16 @@ extern "C" {
 
 struct swf_cache;
 
-/* Free objects one thread's magazine holds; the cache keeps two per thread. */
+/* Free objects a magazine holds; the cache keeps two per thread (per-thread mode) or one per CPU
+ * (per-CPU mode: cache.h). */
 #define SWF_CACHE_MAGAZINE 60
 
 #define SWF_CACHE_INLINE_ABI 2
 
 struct swf_magazine_ {
     uint32_t x_link_; /* the depot's */
-    uint32_t n;       /* objects held, obj[0 .. n-1]; written only by the holding thread */
+    uint32_t n;       /* objects held, obj[0 .. n-1]; written only by the holding thread (in
+                         the per-CPU mode, by the thread on that CPU, in a restartable sequence) */
     void *obj[SWF_CACHE_MAGAZINE];
 };
 

@@ -28,8 +28,9 @@
  *   - swf_cache_config.reserved[4]: must be zero; swf_cache_create rejects a non-zero one with
  *     EINVAL. A later minor version may give a field a meaning whose zero value keeps the old
  *     behaviour, so a program built against older headers (which zero it) keeps working.
- *   - swf_cache_stats.reserved[7]: the library writes zeros there; a later minor version may
- *     fill them with new counters. Programs must not rely on them being zero.
+ *   - swf_cache_stats.reserved[6] (of 7: percpu took the first): the library writes zeros
+ *     there; a later minor version may fill them with new counters. Programs must not rely on
+ *     them being zero.
  * Every other public struct has no reserved room and stays exactly as it is within soname 0 (a
  * new option or counter needs a new function or a new struct). The opaque types (struct
  * swf_cache beyond its first bytes, struct swf_registry, struct swf_reader) may change freely.

@@ -1,9 +1,9 @@
 /*
  * lib/cache/cache.c - the object cache's public entry points (cache_internal.h has the design).
  *
- * The NOWAIT path takes from this thread's loaded magazine (no atomics), and on its slow path
- * follows the allocation policy (policy.c) down to EAGAIN: no lock, no system call, and only
- * prepared memory.
+ * The NOWAIT path takes from this thread's loaded magazine (no atomics; in the per-CPU mode, from
+ * its CPU's magazine in a restartable sequence: percpu.c), and on its slow path follows the
+ * allocation policy (policy.c) down to EAGAIN: no lock, no system call, and only prepared memory.
  */
 #include "cache/cache_internal.h"
 
@@ -15,11 +15,29 @@
 /* Tell cache.h's inline path whether it must call the library (refill_lock held, or creating). */
 static void update_slow(struct swf_cache *c)
 {
-    uint32_t slow = (c->checks ? SLOW_DEBUG : 0) | (swfi_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0);
+    uint32_t slow = (c->checks ? SLOW_DEBUG : 0) | (swfi_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0) |
+                    (c->pcpu ? SLOW_PERCPU : 0);
     swfi_store_relaxed_32(&c->owner.head.x_slow, slow);
 }
 
 /* ---- allocation ----------------------------------------------------------------------------- */
+
+/* The per-CPU mode counts a call after its commit in the calling thread's state, which holds
+ * counters only (bound now if it can be), else with an atomic add on the cache's counter. */
+static struct swf_tstate *pcpu_state(struct swf_cache *c)
+{
+    struct swf_tstate *ts = swfi_tls_get(&c->owner);
+    return ts ? ts : swfi_tstate_bind_nowait(c);
+}
+
+static void count_pcpu(struct swf_cache *c, size_t field)
+{
+    struct swf_tstate *ts = pcpu_state(c);
+    if (ts != NULL)
+        swfi_counter_add((uint64_t *)(void *)((char *)ts + field), 1);
+    else
+        swfi_pcpu_count(c, field == offsetof(struct swf_tstate, pub.x_frees));
+}
 
 static void count_alloc(struct swf_cache *c, struct swf_tstate *ts, enum swf_alloc_mode mode)
 {
@@ -29,11 +47,15 @@ static void count_alloc(struct swf_cache *c, struct swf_tstate *ts, enum swf_all
         swfi_fetch_add_relaxed_64(mode == SWF_NOWAIT ? &c->x_allocs_nowait : &c->x_allocs_wait, 1);
 }
 
+/* An object for a call: the thread's magazines if it has them; else, in the per-CPU mode, this
+ * CPU's magazine, and then the depot's shared path. */
 static void *take(struct swf_cache *c, struct swf_tstate *ts)
 {
     void *obj;
     if (ts != NULL)
         return swfi_take_bound(c, ts);
+    if (c->pcpu && (obj = swfi_pcpu_take(c)) != NULL) /* the per-CPU mode: this CPU's first */
+        return obj;
     return swfi_take_unbound(c, &obj, 1) ? obj : NULL;
 }
 
@@ -65,6 +87,9 @@ static void *alloc_wait(struct swf_cache *c)
         why = c->map_why;
         obj = take(c, ts);
     }
+    /* At the limit (or out of memory): what other CPUs' magazines hold (a membarrier fence). */
+    if (obj == NULL && c->pcpu && swfi_pcpu_drain(c) > 0)
+        obj = take(c, ts);
     pthread_mutex_unlock(&c->refill_lock);
     /* No memory to be had: the shared pairs that were in use a moment ago, waited for now that
      * the refill lock is free (their claimers may need to run first). */
@@ -127,6 +152,15 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
         swfi_counter_add(&ts->pub.x_allocs_nowait, 1);
         return obj;
     }
+    /* The per-CPU mode's common case: this CPU's magazine (percpu.c). */
+    void *obj;
+    if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT &&
+                   swfi_load_relaxed_32(&c->owner.head.x_slow) == SLOW_PERCPU &&
+                   (obj = swfi_pcpu_take(c)) != NULL)) {
+        swfi_mark_clear(obj);
+        count_pcpu(c, offsetof(struct swf_tstate, pub.x_allocs_nowait));
+        return obj;
+    }
     return alloc_slow(c, mode);
 }
 
@@ -154,8 +188,30 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
     return 0;
 }
 
+/* The per-CPU mode's free: the check (the chunk the thread's state last freed into, else in full),
+ * then this CPU's magazine, else the depot. */
+static __attribute__((noinline)) int free_pcpu(struct swf_cache *c, void *obj)
+{
+    if (obj == NULL)
+        return 0;
+    struct swf_tstate *ts = pcpu_state(c);
+    if (ts == NULL || !swfi_free_ok(c, ts, obj))
+        swfi_free_check(c, ts, "swf_cache_free", obj);
+    swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+    swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
+    if (!swfi_pcpu_put(c, obj))
+        swfi_put_unbound(c, &obj, 1);
+    if (ts != NULL)
+        swfi_counter_add(&ts->pub.x_frees, 1);
+    else
+        swfi_pcpu_count(c, true);
+    return 0;
+}
+
 int swf_cache_free(struct swf_cache *c, void *obj)
 {
+    if (c != NULL && (swfi_load_relaxed_32(&c->owner.head.x_slow) & SLOW_PERCPU))
+        return free_pcpu(c, obj);
     /* The common case: room in this thread's loaded magazine, and obj an object of the chunk this
      * thread last freed into that does not carry the free mark (freecheck.c; with full checks on,
      * no chunk is remembered, so every free takes the slow path). */
@@ -229,6 +285,11 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (objs[i] != NULL)
             continue;
+        if (next == nbuf && c->pcpu && (objs[i] = swfi_pcpu_take(c)) != NULL) {
+            mark_given(c, objs, i, i + 1); /* the per-CPU mode: this CPU's magazine first */
+            given++;
+            continue;
+        }
         if (next == nbuf && (nbuf = swfi_take_unbound(c, buf, MAG_CAP), next = 0, nbuf == 0))
             break;
         objs[i] = buf[next++];
@@ -393,6 +454,8 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     struct swf_tstate *ts = swfi_tstate_bind_locked(c);
     swfi_pools_replenish(c);
     uint64_t have = reachable_objects(c, ts);
+    if (have < n && c->pcpu && swfi_pcpu_drain(c) > 0) /* what every CPU holds, to the depot */
+        have = reachable_objects(c, ts);
     if (have < n && ((err = swfi_map_check(c, (size_t)(n - have))) != 0 ||
                      (err = swfi_map_objects(c, (size_t)(n - have))) != 0))
         why = c->map_why;
@@ -400,7 +463,7 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     pthread_mutex_unlock(&c->refill_lock);
     if (err != 0)
         return swfi_fail(__func__, err, why);
-    if (ts == NULL)
+    if (ts == NULL && !c->pcpu)
         return swfi_fail(__func__, ENOMEM, "no memory for this thread's magazines");
     return 0;
 }
@@ -408,6 +471,10 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
 int swf_cache_flush(struct swf_cache *c)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
+    if (c->pcpu) { /* no thread holds any: this CPU's magazine goes to the depot */
+        swfi_pcpu_flush(c);
+        return 0;
+    }
     struct swf_tstate *ts = swfi_tls_unbind(&c->owner);
     if (ts != NULL)
         swfi_tstate_release(c, ts);
@@ -452,6 +519,7 @@ int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
         s.frees += swfi_load_relaxed_64(&ts->pub.x_frees);
     }
     s.allocs_nowait += swfi_load_relaxed_64(&c->x_allocs_nowait);
+    swfi_pcpu_counts(c, &s.allocs_nowait, &s.frees);
     s.allocs_wait += swfi_load_relaxed_64(&c->x_allocs_wait);
     s.fails_nowait += swfi_load_relaxed_64(&c->x_fails_nowait);
     s.fails_injected = swfi_load_relaxed_64(&c->x_fails_injected);
@@ -468,6 +536,7 @@ int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
     s.chunks = swfi_load_relaxed_64(&c->x_chunks);
     s.object_size = c->object_size;
     s.stride = c->stride;
+    s.percpu = c->pcpu;
     *out = s;
     return 0;
 }
@@ -485,6 +554,7 @@ static size_t natural_align(size_t size)
 static void cache_free_memory(struct swf_cache *c)
 {
     swfi_chunks_free(c);
+    swfi_pcpu_fini(c);
     swfi_failslab_fini(&c->fs);
     if (c->mags.x_blocks != NULL)
         swfi_itable_fini(&c->mags);
@@ -533,6 +603,8 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     c->huge_pages = cfg->huge_pages;
     c->grow_threads = cfg->grow_threads ? cfg->grow_threads : 1;
     c->checks = cfg->checks || swfi_checks_all();
+    c->pcpu = swfi_rseq_mode() != SWFI_RSEQ_OFF; /* decided once per process */
+    c->nslots = swfi_rseq_slots();
     swfi_free_check_init(c);
     snprintf(c->name, sizeof(c->name), "%s", cfg->name ? cfg->name : "");
     c->x_limit = cfg->limit;
@@ -577,4 +649,9 @@ int swf_cache_destroy(struct swf_cache *c)
     swfi_tls_owner_unregister(&c->owner);
     cache_free_memory(c);
     return 0;
+}
+
+int swf_cache_percpu(void)
+{
+    return (int)swfi_rseq_mode();
 }

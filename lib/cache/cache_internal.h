@@ -28,6 +28,8 @@
  *      its full checks' state OBJ_FREE); nobody, until a compare-and-swap on the chunk's bump
  *      index (x_carved) hands a run of them to one thread, which puts them straight into its
  *      own empty magazine or hands them out (policy.c).
+ *   6. per-CPU mode: in a CPU's magazine (x_slots): only a thread running on that CPU, in a
+ *      restartable sequence (base/rseq.h), or a thread that locked the slot (percpu.c).
  * Every move between these places is a release (push, store) paired with an acquire (pop,
  * exchange), so whatever the freeing thread wrote happens-before the next allocation (cache.h's
  * ordering promise); a carved object was written by nobody but the kernel. Magazines and thread
@@ -36,7 +38,8 @@
  *
  * Conservation (exact when no thread is inside the cache):
  *     capacity == alive + ready
- *     ready    == sum(ts->loaded->n + ts->prev->n) + x_depot_objs + x_loose_objs + uncarved
+ *     ready    == sum(ts->loaded->n + ts->prev->n) + sum(CPU magazines' n) + x_depot_objs
+ *                 + x_loose_objs + uncarved
  *     alive    == allocations - frees   (objects awaiting a grace period count as alive)
  * where uncarved (swfi_uncarved) is the sum over the chunks on x_carve's stack of nobjs -
  * x_carved. A grow makes a magazine per SWF_CACHE_MAGAZINE objects it maps (mag.c), before
@@ -64,6 +67,7 @@
 #include "cache/failslab.h"
 #include "base/istack.h"
 #include "base/owner.h"
+#include "base/rseq.h"
 #include "base/util.h"
 
 #define MAG_CAP         SWF_CACHE_MAGAZINE
@@ -85,6 +89,7 @@ enum obj_state { OBJ_FREE = 0, OBJ_ALLOC = 1, OBJ_DEFERRED = 2 };
 /* Bits of owner.x_slow: why cache.h's inline path must call the library. */
 #define SLOW_DEBUG    1u /* full checks: every object's state is tracked */
 #define SLOW_FAILSLAB 2u /* failure injection is on */
+#define SLOW_PERCPU   4u /* the per-CPU mode: the inline path has no thread magazines to use */
 
 /* A magazine. Its head is cache.h's struct swf_magazine_, which the inline path reads and
  * writes (n, obj) and which starts with the istack link. */
@@ -154,7 +159,8 @@ struct swf_cache {
     unsigned int lock_memory;
     unsigned int huge_pages;
     unsigned int grow_threads;
-    bool checks; /* full checks (cfg->checks, SWF_DEBUG=checks or a debug-check build) */
+    bool checks;     /* full checks (cfg->checks, SWF_DEBUG=checks or a debug-check build) */
+    bool pcpu; /* the per-CPU mode (percpu.c): per-CPU magazines, thread states hold counters */
     char name[64];
 
     /* Each hot shared word on its own cache line. */
@@ -167,6 +173,9 @@ struct swf_cache {
     uint64_t x_loose_objs;
     struct swf_istack ts_free __attribute__((aligned(64)));
     struct swf_failslab_state fs __attribute__((aligned(64)));
+    uintptr_t *x_slots; /* per-CPU mode: one magazine per CPU, made at first use (percpu.c) */
+    struct swf_pcpu_count *counts; /* per-CPU mode: counters of threads without a state */
+    uint32_t nslots;    /* per-CPU mode: slots in x_slots (the possible CPUs) */
 
     /* Counters for work done without a thread state (and for deferred frees). */
     uint64_t x_allocs_nowait __attribute__((aligned(64)));
@@ -362,6 +371,64 @@ void swfi_tstate_release(struct swf_cache *c, struct swf_tstate *ts);
 void swfi_pools_replenish(struct swf_cache *c);
 
 extern const struct swf_owner_ops swfi_cache_owner_ops;
+
+/* ---- percpu.c: the per-CPU mode ------------------------------------------------------------
+ */
+
+/* Make the slot array, a magazine in each (first use, refill_lock held). 0 or ENOMEM. */
+int swfi_pcpu_init(struct swf_cache *c);
+void swfi_pcpu_fini(struct swf_cache *c);
+
+/* An object from this CPU's magazine, refilled from the depot when empty; NULL when neither had
+ * one (the caller then tries the depot's shared path). Lock-free, no system call. */
+void *swfi_pcpu_take_slow(struct swf_cache *c);
+
+static inline void *swfi_pcpu_take(struct swf_cache *c)
+{
+    uintptr_t *slots = (uintptr_t *)swfi_load_acquire_ptr((void *const *)&c->x_slots);
+    void *obj;
+    if (SWF_LIKELY(slots != NULL && swfi_rseq_pop(slots, c->nslots, &obj)))
+        return obj;
+    return swfi_pcpu_take_slow(c);
+}
+
+/* obj into this CPU's magazine, swapped for an empty one from the depot when full; false when
+ * that failed (the caller puts obj on the depot). Lock-free, no system call. */
+bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj);
+
+static inline bool swfi_pcpu_put(struct swf_cache *c, void *obj)
+{
+    uintptr_t *slots = (uintptr_t *)swfi_load_acquire_ptr((void *const *)&c->x_slots);
+    if (SWF_LIKELY(slots != NULL && swfi_rseq_push(slots, c->nslots, obj, MAG_CAP)))
+        return true;
+    return swfi_pcpu_put_slow(c, obj);
+}
+
+/* This CPU's magazine to the depot, an empty one in its place (flush). Lock-free, no system
+ * call; nothing when the depot has no empty magazine or the thread moved meanwhile. */
+void swfi_pcpu_flush(struct swf_cache *c);
+
+/* Count a NOWAIT allocation (or a free) of a thread without a state: an atomic add on the
+ * counter of the CPU it runs on (a line no other CPU writes, mostly), not on the cache's. */
+struct swf_pcpu_count {
+    uint64_t allocs;
+    uint64_t frees;
+} __attribute__((aligned(64)));
+void swfi_pcpu_count(struct swf_cache *c, bool is_free);
+
+/* Add every CPU's counters to *allocs and *frees (stats). */
+void swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees);
+
+/* The full checks' walk (validate.c, no thread inside the cache): check every CPU's magazine and
+ * return how many objects they hold. */
+uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn);
+
+/* Whether obj is in this CPU's magazine (a single free's double-free search). Lock-free. */
+bool swfi_pcpu_holds(struct swf_cache *c, const void *obj);
+
+/* Move every CPU's objects to the depot (refill_lock held; blocking: membarrier). Returns how
+ * many objects moved. */
+uint64_t swfi_pcpu_drain(struct swf_cache *c);
 
 /* ---- chunk.c ---------------------------------------------------------------------------------
  */

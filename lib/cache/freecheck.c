@@ -180,8 +180,11 @@ void swfi_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn
 void swfi_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj)
 {
     swfi_owner_check(c, ts, fn, obj);
-    if (ts != NULL && swf_cache_marked_(&c->owner.head, obj) &&
-        (in_mag(ts->pub.loaded, obj) || in_mag(ts->pub.prev, obj)))
+    if (!swf_cache_marked_(&c->owner.head, obj))
+        return;
+    /* The magazines this free goes to: the thread's, or (per-CPU mode) its CPU's. */
+    if (c->pcpu ? swfi_pcpu_holds(c, obj)
+                : ts != NULL && (in_mag(ts->pub.loaded, obj) || in_mag(ts->pub.prev, obj)))
         swfi_die(fn, "double free of %p (cache '%s')", obj, c->name);
 }
 

@@ -43,8 +43,10 @@ void swfi_pools_replenish(struct swf_cache *c)
 
 void swfi_tstate_release(struct swf_cache *c, struct swf_tstate *ts)
 {
-    swfi_depot_put(c, swfi_ts_loaded(ts));
-    swfi_depot_put(c, swfi_ts_prev(ts));
+    if (!c->pcpu) { /* the per-CPU mode's states have counters only */
+        swfi_depot_put(c, swfi_ts_loaded(ts));
+        swfi_depot_put(c, swfi_ts_prev(ts));
+    }
     swfi_ts_set(ts, NULL, NULL);
     swfi_istack_push(&c->ts_free, &c->tstates, ts->pub.index_);
 }
@@ -62,6 +64,11 @@ struct swf_tstate *swfi_tstate_bind_nowait(struct swf_cache *c)
     if (i == UINT32_MAX)
         return NULL;
     struct swf_tstate *ts = swfi_itable_node(&c->tstates, i);
+    if (c->pcpu) { /* counters and the free check's chunk only: no magazines */
+        swfi_ts_set(ts, NULL, NULL);
+        swfi_tls_bind(&c->owner, ts);
+        return ts;
+    }
     struct swf_mag *loaded = swfi_depot_get_empty(c);
     struct swf_mag *prev = loaded ? swfi_depot_get_empty(c) : NULL;
     if (prev == NULL) {
@@ -81,6 +88,11 @@ struct swf_tstate *swfi_tstate_bind_locked(struct swf_cache *c)
      * its later NOWAIT calls on caches created since its last blocking call then bind too. */
     int err = swfi_tls_prepare(&c->owner);
     struct swf_tstate *ts = swfi_tls_get(&c->owner);
+    if (c->pcpu) { /* bind for the counters (best effort); no magazines to give the caller */
+        if (ts == NULL && err == 0 && (!swfi_istack_empty(&c->ts_free) || make_tstates(c) == 0))
+            (void)swfi_tstate_bind_nowait(c);
+        return NULL;
+    }
     if (ts != NULL)
         return ts;
     if (err != 0)
@@ -98,6 +110,8 @@ struct swf_tstate *swfi_tstate_bind_locked(struct swf_cache *c)
 
 int swfi_cache_first_use(struct swf_cache *c)
 {
+    if (c->pcpu) /* no shared states: per-CPU magazines */
+        return swfi_pcpu_init(c);
     if (swfi_load_relaxed_32(&c->x_shared_made))
         return 0;
     swfi_mags_reserve(c, SPARE_EMPTY_MAGS + 2 * SHARED_STATES);
@@ -173,6 +187,8 @@ static struct swf_tstate *claim_shared(struct swf_cache *c)
 struct swf_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed)
 {
     *claimed = false;
+    if (c->pcpu) /* no thread magazines in the per-CPU mode */
+        return NULL;
     struct swf_tstate *ts = swfi_tls_get(&c->owner);
     if (ts == NULL)
         ts = swfi_tstate_bind_nowait(c);

@@ -137,7 +137,8 @@ void swfi_cache_validate(struct swf_cache *c, const char *fn)
     expect(c, fn, "empty magazines (walked against x_empty_mags)", empty_mags, c->x_empty_mags);
     uint64_t loose = loose_objs(c, fn);
     expect(c, fn, "loose objects (walked against x_loose_objs)", loose, c->x_loose_objs);
-    t.objs = thread_state_objs(c, fn) + depot + loose + uncarved_objs(c, fn);
+    t.objs =
+        thread_state_objs(c, fn) + swfi_pcpu_validate(c, fn) + depot + loose + uncarved_objs(c, fn);
     expect(c, fn, "ready objects (magazines + depot + loose + uncarved against capacity - alive)",
            t.objs, s.capacity - s.alive);
     count_states(c, &t);

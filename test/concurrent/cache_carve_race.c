@@ -54,14 +54,14 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* Free objects in the thread states' magazines. */
+/* Free objects in the thread states' magazines (the per-thread mode) and the CPUs' (per-CPU). */
 static uint64_t in_states(void)
 {
-    uint64_t n = 0;
+    uint64_t n = swfi_pcpu_validate(c, "cache_carve_race");
     uint32_t count = swfi_load_acquire_32(&c->tstates.x_count);
     for (uint32_t i = 0; i < count; i++) {
         struct swf_tstate *ts = swfi_itable_node(&c->tstates, i);
-        if (ts->pub.loaded != NULL)
+        if (ts->pub.loaded != NULL && ts->pub.prev != NULL)
             n += ts->pub.loaded->n + ts->pub.prev->n;
     }
     return n;
@@ -100,7 +100,7 @@ static bool round_once(int r, void **all)
     }
     /* Most shared states taken (and empty), so that threads without a state of their own often
      * find none and carve straight into their hands. */
-    for (int i = 0; i < SHARED_STATES - 3; i++)
+    for (int i = 0; i < SHARED_STATES - 3 && c->shared[i] != NULL; i++) /* per-thread mode */
         swfi_store_relaxed_32(&c->shared[i]->x_claim, 1);
     swf_cache_stats(c, &s);
     uint64_t uncarved = swfi_uncarved(c);
@@ -112,7 +112,7 @@ static bool round_once(int r, void **all)
     for (int i = 0; i < THREADS; i++)
         pthread_join(t[i], NULL);
     pthread_barrier_destroy(&start);
-    for (int i = 0; i < SHARED_STATES - 3; i++)
+    for (int i = 0; i < SHARED_STATES - 3 && c->shared[i] != NULL; i++)
         swfi_store_relaxed_32(&c->shared[i]->x_claim, 0);
 
     size_t n = 0;

@@ -9,6 +9,9 @@
 # on a second architecture. qemu on x86 executes the guest's loads and stores in the host's
 # order, so this shows that the code builds and behaves on aarch64, not that its fences are
 # sufficient on a weakly ordered machine (docs/model/ and the TSan build argue that).
+# qemu-user (7.2) registers no rseq area, so the caches run their per-thread mode here
+# (swf_cache_percpu() is 0): the aarch64 restartable sequences are compiled and their
+# descriptors and signatures checked (rseq_static), not run; rseq_abort skips itself.
 #
 # The target's Concurrency Kit and C library come from Debian's arm64 packages, downloaded with
 # `apt-get download` (the arm64 architecture is added to dpkg once, as root) and unpacked into

@@ -240,6 +240,7 @@ struct handoff {
     int n;
     void **objs;
     bool flush;
+    bool wait_too; /* an allocation that NOWAIT could not serve tries WAIT */
 };
 
 static void *free_in_thread(void *arg)
@@ -256,7 +257,8 @@ static void *alloc_in_thread(void *arg)
 {
     struct handoff *h = arg;
     for (int i = 0; i < h->n; i++)
-        if ((h->objs[i] = swf_cache_alloc(h->c, SWF_NOWAIT)) == NULL)
+        if ((h->objs[i] = swf_cache_alloc(h->c, SWF_NOWAIT)) == NULL &&
+            (!h->wait_too || (h->objs[i] = swf_cache_alloc(h->c, SWF_WAIT)) == NULL))
             return (void *)(intptr_t)i;
     return (void *)(intptr_t)h->n;
 }
@@ -279,12 +281,17 @@ static void test_cross_thread_frees(void)
         objs[i] = swf_cache_alloc(c, SWF_WAIT);
     /* Another thread frees them without flushing: they sit in that thread's magazine until it
      * exits, which hands them back (owner.h's exit hook). */
-    struct handoff h = {c, 10, objs, false};
+    struct handoff h = {c, 10, objs, false, false};
     run_thread(free_in_thread, &h);
-    void *again[10];
-    struct handoff a = {c, 10, again, false};
-    ok(run_thread(alloc_in_thread, &a) == 10,
-       "objects freed by a thread that then exits are available to NOWAIT elsewhere");
+    /* In the per-CPU mode they are in the magazine of the CPU the thread ran on: NOWAIT on
+     * another CPU does not reach it, a WAIT allocation at the limit does (it drains every CPU's
+     * magazine), and nothing more is mapped. */
+    void *again[10] = {0};
+    bool percpu = swf_cache_percpu() != 0;
+    struct handoff a = {c, 10, again, false, percpu};
+    ok(run_thread(alloc_in_thread, &a) == 10 && stats_of(c).capacity == 10,
+       "objects freed by a thread that then exits are available to %s elsewhere",
+       percpu ? "NOWAIT on that CPU and WAIT anywhere (per-CPU mode)" : "NOWAIT");
     h.objs = again;
     h.flush = true;
     /* Free from a long-lived thread with an explicit flush. */
@@ -308,7 +315,7 @@ static void test_many_frees_reach_other_threads(void)
     for (int i = 0; i < N; i++)
         swf_cache_free(c, objs[i]);
     static void *got[N];
-    struct handoff a = {c, N - 2 * SWF_CACHE_MAGAZINE, got, false};
+    struct handoff a = {c, N - 2 * SWF_CACHE_MAGAZINE, got, false, false};
     ok(run_thread(alloc_in_thread, &a) == N - 2 * SWF_CACHE_MAGAZINE,
        "all but this thread's two magazines' worth reach another thread's NOWAIT");
     for (int i = 0; i < a.n; i++)
@@ -336,7 +343,7 @@ static void test_wait_reaches_shared_states(void)
     enum { N = 4 * SWF_CACHE_MAGAZINE };
     static void *objs[N];
     struct swf_cache *c = make(64, 0, N, N); /* N objects, all in the depot, and no more */
-    struct handoff h = {c, N, objs, false};
+    struct handoff h = {c, N, objs, false, false};
     int got = run_thread(nowait_then_wait, &h);
     ok(got == N,
        "WAIT at the limit gets every object, those freed on a shared state too (%d of %d)", got, N);

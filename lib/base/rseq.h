@@ -1,0 +1,363 @@
+/*
+ * lib/base/rseq.h - per-CPU slots updated by restartable sequences (Linux rseq, as registered by
+ * glibc 2.35 and later for every thread).
+ *
+ * The mode is decided once per process (swfi_rseq_mode), at the first call:
+ *   SWFI_RSEQ_OFF     no per-CPU slots: the build has no <sys/rseq.h>, is not for x86_64 or
+ *                     aarch64, or is a ThreadSanitizer build (TSan sees no happens-before through
+ *                     a per-CPU slot); or glibc registered no rseq area (__rseq_size is 0: an old
+ *                     kernel, GLIBC_TUNABLES=glibc.pthread.rseq=0, valgrind, qemu-user); or the
+ *                     calling thread's area says it is not registered; or membarrier's rseq fence
+ *                     could not be registered; or SWF_PERCPU is unset, empty or 0 (the default);
+ *   SWFI_RSEQ_MM_CID  slots indexed by the area's mm_cid (Linux 6.3: a dense per-process id below
+ *                     the number of threads running at once, so a process allowed 2 CPUs uses 2
+ *                     slots), when the kernel's rseq feature size (getauxval(AT_RSEQ_FEATURE_SIZE))
+ *                     is at least 28, unless SWF_PERCPU=cpu_id;
+ *                     (SWF_PERCPU=1, or any value but 0 and cpu_id, asks for either)
+ *   SWFI_RSEQ_CPU_ID  slots indexed by the area's cpu_id otherwise.
+ * Either index is below swfi_rseq_slots(), the possible CPUs (/sys/devices/system/cpu/possible).
+ *
+ * A slot is one word: a pointer to a magazine ({uint32_t link; uint32_t n; void *obj[cap]}, the
+ * layout of cache.h's struct swf_magazine_), or 0, with bit 0 (SWFI_RSEQ_LOCKED) set while a
+ * thread on another CPU works on it. Each sequence stores its descriptor in the area's rseq_cs,
+ * then loads cpu_id (negative: not registered, so nothing would abort it: fail), the index, the
+ * slot (locked or empty: fail), and commits with one store, its last instruction; preemption,
+ * migration or a signal before that store sends the thread to the abort handler, which counts
+ * the abort (swfi_rseq_aborts) and starts again. So a slot's magazine is only ever changed by
+ * the thread running on that CPU (index) at that moment, each change whole or not at all.
+ *
+ * Reaching another CPU's slot (swfi_rseq_lock_slots): set its lock bit with a compare-and-swap,
+ * then membarrier's rseq fence aborts every sequence in flight; a sequence that committed a new
+ * word before the fence cleared the bit, which the locker sees when it reads the slot again.
+ */
+#ifndef SWF_LIB_RSEQ_H
+#define SWF_LIB_RSEQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/tsan.h"
+
+#if !defined(SWF_TSAN) && (defined(__x86_64__) || defined(__aarch64__)) && defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#define SWF_RSEQ 1 /* the per-CPU sequences are built; whether they run is swfi_rseq_mode's */
+#endif
+#endif
+
+enum swfi_rseq_mode {
+    SWFI_RSEQ_OFF = 0,
+    SWFI_RSEQ_CPU_ID = 1,
+    SWFI_RSEQ_MM_CID = 2,
+};
+
+#define SWFI_RSEQ_LOCKED  ((uintptr_t)1)
+#define SWFI_RSEQ_MAG_N   4 /* offset of the magazine's n */
+#define SWFI_RSEQ_MAG_OBJ 8 /* offset of its obj[] */
+
+/* What a sequence returns. */
+enum swfi_rseq_status {
+    SWFI_RSEQ_DONE = 0,  /* committed */
+    SWFI_RSEQ_FAIL = 1,  /* not committed: empty, full, locked, no slot, or not registered */
+    SWFI_RSEQ_ABORT = 2, /* aborted by the kernel; the wrappers below retry */
+};
+
+/* The mode, decided at the first call (which may register membarrier: blocking, once). */
+enum swfi_rseq_mode swfi_rseq_mode(void);
+
+/* Slots a per-CPU array needs: the possible CPUs (at least 1). */
+uint32_t swfi_rseq_slots(void);
+
+/* Aborts counted on the calling thread (its sequences started again after an abort). */
+uint64_t swfi_rseq_aborts(void);
+
+/* Lock slots[i] (i < n) for this thread, whatever their contents: on return each has the lock
+ * bit, and no sequence that saw the slot unlocked can still commit. Blocking (membarrier). */
+void swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n);
+
+/* The descriptors of every sequence in this object ([*begin, *end)), for the static check. */
+struct swfi_rseq_cs {
+    uint32_t version;
+    uint32_t flags;
+    uint64_t start_ip;
+    uint64_t post_commit_offset;
+    uint64_t abort_ip;
+} __attribute__((aligned(32)));
+void swfi_rseq_descriptors(const struct swfi_rseq_cs **begin, const struct swfi_rseq_cs **end);
+
+#ifdef SWF_RSEQ
+#include <sys/rseq.h>
+
+/* The area's fields the sequences use (struct rseq of linux/rseq.h, mm_cid since Linux 6.3). */
+#define SWFI_RSEQ_CPU_ID_OFF 4
+#define SWFI_RSEQ_CS_OFF     8
+#define SWFI_RSEQ_MM_CID_OFF 24
+
+extern __thread uint64_t swfi_rseq_aborts_ __attribute__((tls_model("initial-exec")));
+extern uint32_t swfi_rseq_index_off_; /* SWFI_RSEQ_CPU_ID_OFF or SWFI_RSEQ_MM_CID_OFF */
+#ifdef SWF_RSEQ_DELAY
+extern uint32_t swfi_rseq_delay_; /* loop iterations injected inside every sequence (tests) */
+#endif
+
+/* The calling thread's rseq area: the thread pointer plus glibc's (signed) offset. */
+static inline char *swfi_rseq_area(void)
+{
+    return (char *)__builtin_thread_pointer() + __rseq_offset;
+}
+
+/* The descriptor of a sequence from label 1 (start) to label 2 (post-commit), aborting to 4, in
+ * its own writable section (it holds absolute addresses: relocations in a PIC object); %[t] gets
+ * its address and goes to the area's rseq_cs; then label 1. */
+#if defined(__x86_64__)
+#define SWFI_RSEQ_ENTER                                                              \
+    ".pushsection __swf_rseq_cs, \"aw\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t"         \
+    ".quad 1f, 2f - 1f, 4f\n\t.popsection\n\t"                                       \
+    "leaq 3b(%%rip), %[t]\n\tmovq %[t], 8(%[area])\n"                                \
+    "1:\n\t"                                                                         \
+    "movl 4(%[area]), %k[t]\n\ttestl %k[t], %k[t]\n\tjs 5f\n\t" /* not registered */ \
+    "movl (%[area], %[ioff]), %k[t]\n\tcmpl %[nslots], %k[t]\n\tjae 5f\n\t"          \
+    "movq (%[slots], %[t], 8), %[m]\n\ttestq $1, %[m]\n\tjnz 5f\n\t" /* locked */    \
+    "testq %[m], %[m]\n\tjz 5f\n\t"
+/* After the commit (label 2): done; the signature; the abort handler (4); failure (5). */
+#define SWFI_RSEQ_LEAVE                            \
+    "2:\n\txorl %k[st], %k[st]\n\tjmp 6f\n\t"      \
+    ".byte 0x0f, 0xb9, 0x3d\n\t.long 0x53053053\n" \
+    "4:\n\tmovl $2, %k[st]\n\tjmp 6f\n"            \
+    "5:\n\tmovl $1, %k[st]\n"                      \
+    "6:\n"
+#ifdef SWF_RSEQ_DELAY
+#define SWFI_RSEQ_DELAY_ASM "movl %[delay], %k[st]\n7:\n\tsubl $1, %k[st]\n\tjnc 7b\n\t"
+#endif
+#elif defined(__aarch64__)
+#define SWFI_RSEQ_ENTER                                                      \
+    ".pushsection __swf_rseq_cs, \"aw\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t" \
+    ".quad 1f, 2f - 1f, 4f\n\t.popsection\n\t"                               \
+    "adrp %[t], 3b\n\tadd %[t], %[t], :lo12:3b\n\tstr %[t], [%[area], #8]\n" \
+    "1:\n\t"                                                                 \
+    "ldr %w[t], [%[area], #4]\n\ttbnz %w[t], #31, 5f\n\t"                    \
+    "ldr %w[t], [%[area], %[ioff]]\n\tcmp %w[t], %w[nslots]\n\tb.hs 5f\n\t"  \
+    "ldr %[m], [%[slots], %[t], lsl #3]\n\ttbnz %[m], #0, 5f\n\t"            \
+    "cbz %[m], 5f\n\t"
+#define SWFI_RSEQ_LEAVE                \
+    "2:\n\tmov %w[st], #0\n\tb 6f\n\t" \
+    ".inst 0xd428bc00\n"               \
+    "4:\n\tmov %w[st], #2\n\tb 6f\n"   \
+    "5:\n\tmov %w[st], #1\n"           \
+    "6:\n"
+#ifdef SWF_RSEQ_DELAY
+#define SWFI_RSEQ_DELAY_ASM "mov %w[st], %w[delay]\n7:\n\tsubs %w[st], %w[st], #1\n\tb.hs 7b\n\t"
+#endif
+#endif
+
+#ifdef SWF_RSEQ_DELAY
+#define SWFI_RSEQ_DELAY_IN , [delay] "r"(swfi_rseq_delay_)
+#else
+#define SWFI_RSEQ_DELAY_ASM ""
+#define SWFI_RSEQ_DELAY_IN
+#endif
+
+#define SWFI_RSEQ_IN(slots, nslots)                                                                \
+    [area] "r"(swfi_rseq_area()), [ioff] "r"((uintptr_t)swfi_rseq_index_off_), [slots] "r"(slots), \
+        [nslots] "r"(nslots)SWFI_RSEQ_DELAY_IN
+
+/* One attempt at popping an object from this CPU's magazine (fails when it is empty). */
+static inline enum swfi_rseq_status swfi_rseq_pop_once(uintptr_t *slots, uint32_t nslots,
+                                                       void **obj)
+{
+    uintptr_t t, m;
+    void *o;
+    uint32_t st;
+#if defined(__x86_64__)
+    __asm__ __volatile__(SWFI_RSEQ_ENTER "movl 4(%[m]), %k[t]\n\tsubl $1, %k[t]\n\tjc 5f\n\t"
+                                         "movq 8(%[m], %[t], 8), %[o]\n\t" SWFI_RSEQ_DELAY_ASM
+                                         "movl %k[t], 4(%[m])\n" SWFI_RSEQ_LEAVE
+                         : [t] "=&r"(t), [m] "=&r"(m), [o] "=&r"(o), [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots)
+                         : "memory", "cc");
+#else
+    __asm__ __volatile__(
+        SWFI_RSEQ_ENTER
+        "ldr %w[t], [%[m], #4]\n\tcbz %w[t], 5f\n\tsub %w[t], %w[t], #1\n\t"
+        "add %[o], %[m], #8\n\tldr %[o], [%[o], %[t], lsl #3]\n\t" SWFI_RSEQ_DELAY_ASM
+        "str %w[t], [%[m], #4]\n" SWFI_RSEQ_LEAVE
+        : [t] "=&r"(t), [m] "=&r"(m), [o] "=&r"(o), [st] "=&r"(st)
+        : SWFI_RSEQ_IN(slots, nslots)
+        : "memory", "cc");
+#endif
+    *obj = o;
+    return (enum swfi_rseq_status)st;
+}
+
+/* One attempt at pushing obj on this CPU's magazine of capacity cap (fails when it is full). */
+static inline enum swfi_rseq_status swfi_rseq_push_once(uintptr_t *slots, uint32_t nslots,
+                                                        void *obj, uint32_t cap)
+{
+    uintptr_t t, m;
+    uint32_t st;
+#if defined(__x86_64__)
+    __asm__ __volatile__(SWFI_RSEQ_ENTER
+                         "movl 4(%[m]), %k[t]\n\tcmpl %[cap], %k[t]\n\tjae 5f\n\t"
+                         "movq %[o], 8(%[m], %[t], 8)\n\taddl $1, %k[t]\n\t" SWFI_RSEQ_DELAY_ASM
+                         "movl %k[t], 4(%[m])\n" SWFI_RSEQ_LEAVE
+                         : [t] "=&r"(t), [m] "=&r"(m), [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj), [cap] "r"(cap)
+                         : "memory", "cc");
+#else
+    uintptr_t a;
+    __asm__ __volatile__(SWFI_RSEQ_ENTER
+                         "ldr %w[t], [%[m], #4]\n\tcmp %w[t], %w[cap]\n\tb.hs 5f\n\t"
+                         "add %[a], %[m], #8\n\tstr %[o], [%[a], %[t], lsl #3]\n\t"
+                         "add %w[t], %w[t], #1\n\t" SWFI_RSEQ_DELAY_ASM
+                         "str %w[t], [%[m], #4]\n" SWFI_RSEQ_LEAVE
+                         : [t] "=&r"(t), [m] "=&r"(m), [a] "=&r"(a), [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj), [cap] "r"(cap)
+                         : "memory", "cc");
+#endif
+    return (enum swfi_rseq_status)st;
+}
+
+/* One attempt at replacing this CPU's slot word, if it is still `old` (unlocked, not 0), with
+ * `new_word`. */
+static inline enum swfi_rseq_status swfi_rseq_swap_once(uintptr_t *slots, uint32_t nslots,
+                                                        uintptr_t old, uintptr_t new_word)
+{
+    uintptr_t t, m;
+    uint32_t st;
+#if defined(__x86_64__)
+    __asm__ __volatile__(SWFI_RSEQ_ENTER "cmpq %[old], %[m]\n\tjne 5f\n\t" SWFI_RSEQ_DELAY_ASM
+                                         "movq %[new], (%[slots], %[t], 8)\n" SWFI_RSEQ_LEAVE
+                         : [t] "=&r"(t), [m] "=&r"(m), [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots), [old] "r"(old), [new] "r"(new_word)
+                         : "memory", "cc");
+#else
+    __asm__ __volatile__(SWFI_RSEQ_ENTER "cmp %[m], %[old]\n\tb.ne 5f\n\t" SWFI_RSEQ_DELAY_ASM
+                                         "str %[new], [%[slots], %[t], lsl #3]\n" SWFI_RSEQ_LEAVE
+                         : [t] "=&r"(t), [m] "=&r"(m), [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots), [old] "r"(old), [new] "r"(new_word)
+                         : "memory", "cc");
+#endif
+    return (enum swfi_rseq_status)st;
+}
+
+/* One attempt at finding obj in this CPU's magazine: DONE when it is there (a read-only
+ * sequence: reaching its end is its commit), FAIL when it is not (or the slot is locked). */
+static inline enum swfi_rseq_status swfi_rseq_find_once(uintptr_t *slots, uint32_t nslots,
+                                                        const void *obj)
+{
+    uintptr_t t, m, x;
+    uint32_t st;
+#if defined(__x86_64__)
+    __asm__ __volatile__(SWFI_RSEQ_ENTER "movl 4(%[m]), %k[t]\n"
+                                         "8:\n\tsubl $1, %k[t]\n\tjc 5f\n\t"
+                                         "movq 8(%[m], %[t], 8), %[x]\n\t" SWFI_RSEQ_DELAY_ASM
+                                         "cmpq %[o], %[x]\n\tjne 8b\n" SWFI_RSEQ_LEAVE
+                         : [t] "=&r"(t), [m] "=&r"(m), [x] "=&r"(x), [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj)
+                         : "memory", "cc");
+#else
+    uintptr_t a;
+    __asm__ __volatile__(SWFI_RSEQ_ENTER "ldr %w[t], [%[m], #4]\n\tadd %[a], %[m], #8\n"
+                                         "8:\n\tcbz %w[t], 5f\n\tsub %w[t], %w[t], #1\n\t"
+                                         "ldr %[x], [%[a], %[t], lsl #3]\n\t" SWFI_RSEQ_DELAY_ASM
+                                         "cmp %[x], %[o]\n\tb.ne 8b\n" SWFI_RSEQ_LEAVE
+                         : [t] "=&r"(t), [m] "=&r"(m), [x] "=&r"(x), [a] "=&r"(a), [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj)
+                         : "memory", "cc");
+#endif
+    return (enum swfi_rseq_status)st;
+}
+
+/* The same, retried after each abort (counted): DONE or FAIL. */
+static inline bool swfi_rseq_pop(uintptr_t *slots, uint32_t nslots, void **obj)
+{
+    enum swfi_rseq_status st;
+    while ((st = swfi_rseq_pop_once(slots, nslots, obj)) == SWFI_RSEQ_ABORT)
+        swfi_rseq_aborts_++;
+    return st == SWFI_RSEQ_DONE;
+}
+
+static inline bool swfi_rseq_push(uintptr_t *slots, uint32_t nslots, void *obj, uint32_t cap)
+{
+    enum swfi_rseq_status st;
+    while ((st = swfi_rseq_push_once(slots, nslots, obj, cap)) == SWFI_RSEQ_ABORT)
+        swfi_rseq_aborts_++;
+    return st == SWFI_RSEQ_DONE;
+}
+
+static inline bool swfi_rseq_swap(uintptr_t *slots, uint32_t nslots, uintptr_t old,
+                                  uintptr_t new_word)
+{
+    enum swfi_rseq_status st;
+    while ((st = swfi_rseq_swap_once(slots, nslots, old, new_word)) == SWFI_RSEQ_ABORT)
+        swfi_rseq_aborts_++;
+    return st == SWFI_RSEQ_DONE;
+}
+
+static inline bool swfi_rseq_find(uintptr_t *slots, uint32_t nslots, const void *obj)
+{
+    enum swfi_rseq_status st;
+    while ((st = swfi_rseq_find_once(slots, nslots, obj)) == SWFI_RSEQ_ABORT)
+        swfi_rseq_aborts_++;
+    return st == SWFI_RSEQ_DONE;
+}
+
+/* The index this thread would use now (a hint: it may move at once). Not a sequence. */
+static inline uint32_t swfi_rseq_hint(void)
+{
+    return __atomic_load_n((const uint32_t *)(swfi_rseq_area() + swfi_rseq_index_off_),
+                           __ATOMIC_RELAXED);
+}
+
+/* The word of the slot this thread would use now (a hint for a later swap: the thread may move
+ * before it), or SWFI_RSEQ_LOCKED when it has none. Not a sequence: relaxed loads. */
+static inline uintptr_t swfi_rseq_peek(uintptr_t *slots, uint32_t nslots)
+{
+    const char *area = swfi_rseq_area();
+    int32_t cpu = __atomic_load_n((const int32_t *)(area + SWFI_RSEQ_CPU_ID_OFF), __ATOMIC_RELAXED);
+    uint32_t i = __atomic_load_n((const uint32_t *)(area + swfi_rseq_index_off_), __ATOMIC_RELAXED);
+    if (cpu < 0 || i >= nslots)
+        return SWFI_RSEQ_LOCKED;
+    return __atomic_load_n(&slots[i], __ATOMIC_RELAXED);
+}
+
+#else /* !SWF_RSEQ: never called, since the mode is SWFI_RSEQ_OFF */
+
+static inline bool swfi_rseq_pop(uintptr_t *slots, uint32_t nslots, void **obj)
+{
+    (void)slots, (void)nslots, (void)obj;
+    return false;
+}
+
+static inline bool swfi_rseq_push(uintptr_t *slots, uint32_t nslots, void *obj, uint32_t cap)
+{
+    (void)slots, (void)nslots, (void)obj, (void)cap;
+    return false;
+}
+
+static inline bool swfi_rseq_swap(uintptr_t *slots, uint32_t nslots, uintptr_t old,
+                                  uintptr_t new_word)
+{
+    (void)slots, (void)nslots, (void)old, (void)new_word;
+    return false;
+}
+
+static inline bool swfi_rseq_find(uintptr_t *slots, uint32_t nslots, const void *obj)
+{
+    (void)slots, (void)nslots, (void)obj;
+    return false;
+}
+
+static inline uint32_t swfi_rseq_hint(void)
+{
+    return 0;
+}
+
+static inline uintptr_t swfi_rseq_peek(uintptr_t *slots, uint32_t nslots)
+{
+    (void)slots, (void)nslots;
+    return SWFI_RSEQ_LOCKED;
+}
+
+#endif /* SWF_RSEQ */
+
+#endif /* SWF_LIB_RSEQ_H */

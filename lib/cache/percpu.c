@@ -1,0 +1,213 @@
+/*
+ * lib/cache/percpu.c - the per-CPU magazines (the per-CPU mode: base/rseq.h).
+ *
+ * In the per-CPU mode no thread has magazines of its own: each CPU (each concurrent thread id,
+ * mm_cid, where the kernel has it) has one magazine in the cache's slot array, and a NOWAIT
+ * allocation or free pops or pushes one object there in a restartable sequence. A preempted
+ * thread therefore holds nothing: the kernel aborts its sequence, and the objects stay in the
+ * CPU's magazine for whoever runs there next. When the magazine is empty (full), the thread
+ * takes a magazine with objects (an empty one) from the depot, or an empty one it carves a
+ * magazine's worth of uncarved objects into, and swaps it into the slot, in a
+ * sequence that commits only if the slot still holds the magazine it saw; the one it took out
+ * goes to the depot. Between that pop and the swap a preempted thread holds one magazine (the
+ * only objects a preempted thread can hold). Other CPUs' magazines are reached on the blocking
+ * paths only (flush, a WAIT allocation that finds nothing, destroy needs nothing): lock every
+ * slot (rseq.h), move what they hold to the depot, unlock.
+ */
+#include "cache/cache_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(offsetof(struct swf_magazine_, n) == SWFI_RSEQ_MAG_N &&
+                   offsetof(struct swf_magazine_, obj) == SWFI_RSEQ_MAG_OBJ,
+               "the sequences' view of a magazine");
+
+int swfi_pcpu_init(struct swf_cache *c)
+{
+    if (swfi_load_acquire_ptr((void *const *)&c->x_slots) != NULL)
+        return 0;
+    uint32_t n = c->nslots;
+    uintptr_t *slots = calloc(n, sizeof(*slots));
+    if (slots == NULL || (c->counts == NULL &&
+                          posix_memalign((void **)&c->counts, 64, n * sizeof(*c->counts)) != 0)) {
+        c->counts = NULL;
+        free(slots);
+        return ENOMEM;
+    }
+    memset(c->counts, 0, n * sizeof(*c->counts));
+    swfi_mags_reserve(c, n + SPARE_EMPTY_MAGS);
+    for (uint32_t i = 0; i < n; i++) {
+        struct swf_mag *m = swfi_depot_get_empty(c);
+        if (m == NULL) { /* all or none */
+            while (i > 0)
+                swfi_depot_put(c, (struct swf_mag *)slots[--i]);
+            free(slots);
+            return ENOMEM;
+        }
+        slots[i] = (uintptr_t)m;
+    }
+    /* Release: a NOWAIT call that acquires the array sees its magazines. */
+    swfi_store_release_ptr((void **)&c->x_slots, slots);
+    return 0;
+}
+
+void swfi_pcpu_fini(struct swf_cache *c)
+{
+    free(c->x_slots);
+    c->x_slots = NULL;
+    free(c->counts);
+    c->counts = NULL;
+}
+
+static uintptr_t *slots_of(struct swf_cache *c)
+{
+    return swfi_load_acquire_ptr((void *const *)&c->x_slots);
+}
+
+/* Swap `fresh` into this CPU's slot if it still holds what the thread saw there; the magazine it
+ * replaced goes to the depot. false (fresh back on the depot) when the slot changed, is locked,
+ * or the thread moved meanwhile. */
+static bool install(struct swf_cache *c, uintptr_t *slots, struct swf_mag *fresh, uintptr_t seen)
+{
+    if (!(seen & SWFI_RSEQ_LOCKED) && seen != 0 &&
+        swfi_rseq_swap(slots, c->nslots, seen, (uintptr_t)fresh)) {
+        /* No sequence can commit on it now: only a thread on this CPU could have seen it in the
+         * slot, and any that was inside a sequence was aborted when this one ran. */
+        swfi_depot_put(c, (struct swf_mag *)seen);
+        return true;
+    }
+    swfi_depot_put(c, fresh);
+    return false;
+}
+
+/* An empty magazine from the depot with up to a magazine's worth of uncarved objects carved into
+ * it (the policy's order: the depot's objects first, then uncarved ones); NULL when either is
+ * lacking. */
+static struct swf_mag *carved(struct swf_cache *c)
+{
+    struct swf_mag *m = swfi_depot_get_empty(c);
+    if (m != NULL && (m->pub.n = swfi_carve(c, m->pub.obj, MAG_CAP)) == 0) {
+        swfi_depot_put(c, m);
+        m = NULL;
+    }
+    return m;
+}
+
+void *swfi_pcpu_take_slow(struct swf_cache *c)
+{
+    uintptr_t *slots = slots_of(c);
+    void *obj;
+    if (slots == NULL)
+        return NULL;
+    /* Empty (or locked): a depot magazine with objects in its place, then pop again. Bounded:
+     * a thread that keeps moving between CPUs takes from the depot directly. */
+    for (int tries = 0; tries < 2; tries++) {
+        uintptr_t seen = swfi_rseq_peek(slots, c->nslots);
+        if (seen & SWFI_RSEQ_LOCKED)
+            break;
+        struct swf_mag *full = swfi_depot_get_objects(c);
+        if (full == NULL && (full = carved(c)) == NULL)
+            break;
+        if (install(c, slots, full, seen) && swfi_rseq_pop(slots, c->nslots, &obj))
+            return obj;
+    }
+    return NULL;
+}
+
+bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj)
+{
+    uintptr_t *slots = slots_of(c);
+    if (slots == NULL)
+        return false;
+    for (int tries = 0; tries < 2; tries++) {
+        uintptr_t seen = swfi_rseq_peek(slots, c->nslots);
+        if (seen & SWFI_RSEQ_LOCKED)
+            break;
+        struct swf_mag *empty = swfi_depot_get_empty(c);
+        if (empty == NULL)
+            break;
+        if (install(c, slots, empty, seen) && swfi_rseq_push(slots, c->nslots, obj, MAG_CAP))
+            return true;
+    }
+    return false;
+}
+
+void swfi_pcpu_flush(struct swf_cache *c)
+{
+    uintptr_t *slots = slots_of(c);
+    uintptr_t seen = slots ? swfi_rseq_peek(slots, c->nslots) : SWFI_RSEQ_LOCKED;
+    if (seen & SWFI_RSEQ_LOCKED || swfi_load_relaxed_32(&((struct swf_mag *)seen)->pub.n) == 0)
+        return;
+    struct swf_mag *empty = swfi_depot_get_empty(c);
+    if (empty != NULL)
+        (void)install(c, slots, empty, seen);
+}
+
+void swfi_pcpu_count(struct swf_cache *c, bool is_free)
+{
+    /* Any CPU's counter would do (the add is atomic): this CPU's, for locality. Acquire on the
+     * slots pairs with pcpu_init's release, which follows the counters' zeroing. Before the
+     * slots exist (a first use that ran out of memory), the cache's own counters. */
+    if (swfi_load_acquire_ptr((void *const *)&c->x_slots) != NULL) {
+        uint32_t i = swfi_rseq_hint();
+        i = i < c->nslots ? i : 0;
+        swfi_fetch_add_relaxed_64(is_free ? &c->counts[i].frees : &c->counts[i].allocs, 1);
+        return;
+    }
+    swfi_fetch_add_relaxed_64(is_free ? &c->x_frees : &c->x_allocs_nowait, 1);
+}
+
+void swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees)
+{
+    if (swfi_load_acquire_ptr((void *const *)&c->x_slots) == NULL)
+        return;
+    for (uint32_t i = 0; i < c->nslots; i++) {
+        *allocs += swfi_load_relaxed_64(&c->counts[i].allocs);
+        *frees += swfi_load_relaxed_64(&c->counts[i].frees);
+    }
+}
+
+uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn)
+{
+    uint64_t objs = 0;
+    for (uint32_t i = 0; c->x_slots != NULL && i < c->nslots; i++) {
+        const struct swf_mag *m = (const struct swf_mag *)(c->x_slots[i] & ~SWFI_RSEQ_LOCKED);
+        if (m != NULL) {
+            swfi_mag_validate(c, m, fn);
+            objs += m->pub.n;
+        }
+    }
+    return objs;
+}
+
+bool swfi_pcpu_holds(struct swf_cache *c, const void *obj)
+{
+    uintptr_t *slots = slots_of(c);
+    return slots != NULL && swfi_rseq_find(slots, c->nslots, obj);
+}
+
+uint64_t swfi_pcpu_drain(struct swf_cache *c)
+{
+    uintptr_t *slots = slots_of(c);
+    if (slots == NULL)
+        return 0;
+    uint32_t n = c->nslots;
+    swfi_mags_reserve(c, n + SPARE_EMPTY_MAGS);
+    swfi_rseq_lock_slots(slots, n);
+    uint64_t moved = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uintptr_t word = (uintptr_t)swfi_load_acquire_ptr((void *const *)&slots[i]);
+        struct swf_mag *m = (struct swf_mag *)(word & ~SWFI_RSEQ_LOCKED);
+        struct swf_mag *e = m != NULL && m->pub.n > 0 ? swfi_depot_get_empty(c) : NULL;
+        if (e != NULL) {
+            moved += m->pub.n;
+            swfi_depot_put(c, m);
+            m = e;
+        }
+        /* Release: the next sequence on that CPU sees the magazine as we leave it. */
+        swfi_store_release_ptr((void **)&slots[i], m);
+    }
+    return moved;
+}

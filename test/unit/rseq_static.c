@@ -1,0 +1,67 @@
+/*
+ * test/rseq_static.c - every restartable sequence's descriptor, read back from the binary: the
+ * layout the kernel requires (version 0, flags 0, a non-empty section, the abort handler
+ * outside it) and glibc's signature in the 4 bytes before the abort handler. It reads code,
+ * never runs a sequence, so it covers the architecture built even where rseq is not registered
+ * (valgrind, qemu-user: the aarch64 stage). The whole static library is linked in, so the
+ * library's own sequences are among those checked.
+ */
+#include <string.h>
+
+#include "base/rseq.h"
+#include "../common/tap.h"
+
+#if defined(__x86_64__)
+#define SIG_WORD 0x53053053u /* the .long after 0f b9 3d */
+#elif defined(__aarch64__)
+#define SIG_WORD 0xd428bc00u /* the .inst */
+#endif
+
+#ifdef SWF_RSEQ
+/* Instances of each sequence in this program, besides the library's (linked statically). */
+__attribute__((noinline)) static void use_sequences(void)
+{
+    uintptr_t slots[1] = {0};
+    void *obj;
+    (void)swfi_rseq_pop(slots, 1, &obj);
+    (void)swfi_rseq_push(slots, 1, NULL, 1);
+    (void)swfi_rseq_swap(slots, 1, 2, 4);
+    (void)swfi_rseq_find(slots, 1, &obj);
+}
+#endif
+
+int main(void)
+{
+#ifndef SWF_RSEQ
+    skip("no per-CPU sequences in this build (architecture, TSan or no <sys/rseq.h>)");
+    return tap_done();
+#else
+    use_sequences();
+    const struct swfi_rseq_cs *begin, *end;
+    swfi_rseq_descriptors(&begin, &end);
+    size_t n = (size_t)(end - begin);
+    ok(begin != NULL && n > 4,
+       "the descriptors' section holds this program's 4 and the library's (%zu)", n);
+    ok(((uintptr_t)begin & 31) == 0 && ((uintptr_t)end - (uintptr_t)begin) % 32 == 0,
+       "the section is an array of 32-byte-aligned descriptors");
+    size_t bad_version = 0, bad_range = 0, bad_abort = 0, bad_sig = 0;
+    for (const struct swfi_rseq_cs *cs = begin; cs < end; cs++) {
+        bad_version += cs->version != 0 || cs->flags != 0;
+        bad_range += cs->post_commit_offset == 0 || cs->post_commit_offset > 4096;
+        bad_abort +=
+            cs->abort_ip >= cs->start_ip && cs->abort_ip < cs->start_ip + cs->post_commit_offset;
+        uint32_t sig;
+        memcpy(&sig, (const void *)(uintptr_t)(cs->abort_ip - 4), sizeof(sig));
+        bad_sig += sig != SIG_WORD;
+#if defined(__x86_64__)
+        const unsigned char *op = (const unsigned char *)(uintptr_t)(cs->abort_ip - 7);
+        bad_sig += op[0] != 0x0f || op[1] != 0xb9 || op[2] != 0x3d;
+#endif
+    }
+    ok(bad_version == 0, "every descriptor has version 0 and flags 0 (%zu bad)", bad_version);
+    ok(bad_range == 0, "every section is non-empty and short (%zu bad)", bad_range);
+    ok(bad_abort == 0, "every abort handler is outside its section (%zu bad)", bad_abort);
+    ok(bad_sig == 0, "every abort handler follows glibc's RSEQ_SIG (%zu bad)", bad_sig);
+    return tap_done();
+#endif
+}
