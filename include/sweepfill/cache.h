@@ -8,55 +8,50 @@
  * stays resident, causes no page fault. This is what makes an allocation legal inside a
  * read-side section in which nothing may block.
  *
- * Two modes, one for every cache of the process (swf_cache_percpu): per-thread magazines (the
- * default), or per-CPU magazines where SWF_PERCPU=1 asks for them and the system supports them.
+ * Structure (docs/design.md has the whole argument). Two modes, one for every cache of the
+ * process (swf_cache_percpu):
+ *   - per-thread magazines, the default: a thread bound to a cache holds a pair of magazines
+ *     (arrays of up to SWF_CACHE_MAGAZINE free objects) that the common alloc and free touch with
+ *     no atomic read-modify-write. A thread is bound at its first blocking call on the cache
+ *     (swf_cache_grow - swf_cache_grow(c, 0) does only that - or a WAIT allocation), or, once it
+ *     has made such a call on any cache after this one was created, at its first NOWAIT
+ *     allocation or free when spare magazines are at hand; a thread without magazines borrows
+ *     one of a few shared pairs for a call, or takes and puts single objects through the depot;
+ *   - per-CPU magazines, where SWF_PERCPU=1 asks for them and the system supports them (Linux
+ *     rseq as glibc 2.35 and later registers it, x86_64 and aarch64): one magazine per CPU (per
+ *     concurrent thread id, mm_cid, where the kernel has it), which a NOWAIT allocation or a free
+ *     pops or pushes in a restartable sequence, committed by one store or aborted and retried by
+ *     the kernel when the thread is preempted, migrated or signalled. Threads' states hold their
+ *     counters only, and there are no shared pairs.
+ * In both, a shared depot keeps full, partial and empty magazines on lock-free stacks, exchanged
+ * whole; the objects of memory a grow maps stay uncarved until an allocation that finds no
+ * magazine of objects on the depot carves up to a magazine's worth with one compare-and-swap; a
+ * free that finds no room pushes the object on a lock-free loose list.
  *
- * The per-CPU mode (lib/cache/percpu.c; Linux rseq as glibc 2.35 and later registers it, on
- * x86_64 and aarch64): each CPU has one magazine per cache (one per concurrent thread id, mm_cid,
- * where the kernel has it), and a NOWAIT allocation or a free pops or pushes one object there in
- * a restartable sequence: a few instructions committed by one store, which the kernel aborts and
- * the thread starts again when it is preempted, migrated or signalled before that store. A
- * preempted thread therefore holds no object of the cache, except in one window: a thread that
- * found its CPU's magazine empty (full) takes a magazine with objects (an empty one) from the
- * depot and swaps it in, and if preempted between the two holds that one magazine (up to
- * SWF_CACHE_MAGAZINE objects). Objects in other CPUs' magazines are out of reach of NOWAIT calls
- * running elsewhere (at most one magazine per CPU); a WAIT allocation that finds nothing and can
- * map no more, and a grow that needs more than the depot has, move every CPU's magazine to the
- * depot (they lock each CPU's slot, and membarrier(2)'s rseq fence aborts sequences in flight).
- * Threads bind to a cache as below, but a thread's state holds its counters and no magazine, and
- * there are no shared pairs: what the rest of this section says of thread magazines and shared
- * pairs applies to the per-thread mode.
- *
- * The per-thread mode (docs/design.md has the whole argument): a thread bound to a cache holds a
- * pair of magazines (arrays of up to SWF_CACHE_MAGAZINE free objects) that the common alloc and
- * free touch with no atomic read-modify-write; a shared depot keeps full, partial and empty magazines
- * on lock-free stacks, exchanged whole; a thread without magazines borrows one of a few shared
- * pairs for a call, or takes and puts single objects through the depot; the objects of memory a
- * grow maps stay uncarved until an allocation that finds no magazine of objects on the depot
- * carves up to a magazine's worth with one compare-and-swap; a free that finds no room pushes
- * the object on a lock-free loose list. A thread is bound at its first blocking call
- * on the cache (swf_cache_grow - swf_cache_grow(c, 0) does only that - or a WAIT allocation), or,
- * once it has made such a call on any cache after this one was created, at its first NOWAIT
- * allocation or free when spare magazines are at hand.
- * Objects cached in another thread's magazines, or being moved by another thread at that
- * moment, are not available to this thread until that thread frees enough to fill a magazine,
- * calls swf_cache_flush(), or exits. Objects left in the shared pairs are: a NOWAIT allocation
- * looks there before it fails; a WAIT allocation looks in the pairs not in use at that moment
- * before it maps memory, and, when no memory is to be had, waits for those in use (sleeping, with
- * no lock held, so a claimer of lower priority can finish) before it fails. A move holds up to a
- * magazine's worth (SWF_CACHE_MAGAZINE objects) for a few instructions; a thread preempted in
- * the middle of one keeps them out of reach until it runs again. So with many more runnable
- * threads than cores, threads without magazines of their own (which move objects through the
- * shared pairs and the depot on every call) can see NOWAIT fail with EAGAIN while the stats
- * count objects ready; grow the cache by a magazine's worth per such thread that may be
- * preempted, or give the threads their own magazines (swf_cache_grow(c, 0)).
- *
+ * What another thread holds. Per-thread: objects cached in another thread's magazines, or being
+ * moved by another thread at that moment, are not available to this thread until that thread
+ * frees enough to fill a magazine, calls swf_cache_flush(), or exits. Objects left in the shared
+ * pairs are: a NOWAIT allocation looks there before it fails; a WAIT allocation looks in the
+ * pairs not in use at that moment before it maps memory, and, when no memory is to be had, waits
+ * for those in use (sleeping, with no lock held, so a claimer of lower priority can finish)
+ * before it fails. A move holds up to a magazine's worth for a few instructions; a thread
+ * preempted in the middle of one keeps them out of reach until it runs again. So with many more
+ * runnable threads than cores, NOWAIT can fail with EAGAIN while the stats count objects ready:
+ * grow the cache by a magazine's worth per thread that may be preempted, or use the per-CPU
+ * mode. Per-CPU: a preempted thread holds nothing, except a thread preempted between taking a
+ * magazine from the depot and swapping it into its CPU's slot, which holds that one magazine;
+ * NOWAIT calls reach the magazine of the CPU they run on, not the others (at most one magazine
+ * per CPU out of reach); a WAIT allocation that finds nothing and can map no more, and a grow
+ * that needs more than the depot has, move every CPU's magazine to the depot (they lock each
+ * CPU's slot, and membarrier(2)'s rseq fence aborts the sequences in flight).
+
  * Concurrency: every function here may run concurrently with every other on the same cache,
  * from any threads (those that take an epoch record, with the caller's own), except
  * swf_cache_destroy, which the caller keeps apart from every other call on the cache (a lock, or
- * a happens-before edge such as joining the threads). The epoch callbacks of swf_cache_free_deferred may run (in ck_epoch_poll, ck_epoch_barrier or
- * swf_cache_quiesce on the record) concurrently with swf_cache_destroy: destroy sees a callback
- * either finished or not begun, and returns EBUSY for the latter.
+ * a happens-before edge such as joining the threads). The epoch callbacks of
+ * swf_cache_free_deferred may run (in ck_epoch_poll, ck_epoch_barrier or swf_cache_quiesce on the
+ * record) concurrently with swf_cache_destroy: destroy sees a callback either finished or not
+ * begun, and returns EBUSY for the latter.
  *
  * Progress: alloc(SWF_NOWAIT), free and flush are lock-free (a thread may retry a compare-and-swap
  * only because another thread's succeeded, and, in the per-CPU mode, a restartable sequence only
@@ -85,10 +80,10 @@
  * other threads of the parent held in their magazines at the fork (or in a shared pair one of
  * them was using) stay there, counted as ready but never handed out in the child (in the per-CPU
  * mode, objects in the CPUs' magazines stay reachable in the child, and only a magazine that a
- * thread had taken from the depot and not yet swapped in is lost that way); objects they
- * had allocated count as alive, so destroy in the
- * child returns EBUSY unless the child frees them. NOWAIT's "no system call, no fault" holds in
- * the child as in the parent (with the copy-on-write caveat above).
+ * thread had taken from the depot and not yet swapped in is lost that way); objects they had
+ * allocated count as alive, so destroy in the child returns EBUSY unless the child frees them.
+ * NOWAIT's "no system call, no fault" holds in the child as in the parent (with the
+ * copy-on-write caveat above).
  *
  * Limits: at most SWF_CACHE_MAX caches and registries (registry.h) are alive at once; a thread
  * can use any number of them (its binding table grows on each swf_cache_grow, WAIT allocation
@@ -107,12 +102,11 @@
  * bytes) per possible CPU, and a thread bound to it costs a thread state (128 bytes, counters
  * only). A cache keeps what it made until it is destroyed.
  *
- * Not offered, on purpose: realloc (objects have one size), per-object destructors (the cache
- * never looks inside objects it has handed out: it uses an object's first 8 bytes only from the
- * moment it is freed - a single free reads them, then writes its mark there (swf_cache_free) -
- * and zeroes them when a single allocation hands the object out), and shrinking (memory goes
- * back to the system only at destroy; a cache sized for a feature's peak keeps it until the
- * feature is gone).
+ * Object memory: the cache uses an object's first 8 bytes only from the moment it is freed (a
+ * single free reads them, then writes its mark there: swf_cache_free) and zeroes them when a
+ * single allocation hands the object out; it never looks at the rest. Memory goes back to the
+ * system only at destroy. (What the cache does not offer, and why: docs/design.md, section 1, "Not
+ * offered".)
  */
 #ifndef SWEEPFILL_CACHE_H
 #define SWEEPFILL_CACHE_H
@@ -286,7 +280,8 @@ SWF_API int swf_cache_destroy(struct swf_cache *c);
  * SWF_NOWAIT: lock-free, no system call, no allocation, no page fault; the common case touches
  * only the calling thread's magazine (per-CPU mode: its CPU's) and the object's first 8 bytes.
  * SWF_WAIT: may block; gives the calling thread magazines of its own (per-thread mode), or moves
- * every CPU's magazine to the depot when it finds nothing and can map no more (per-CPU mode). See enum
+ * every CPU's magazine to the depot when it finds nothing and can map no more (per-CPU mode). See
+ * enum
  * swf_alloc_mode.
  * Returns the object, or NULL with errno EINVAL (c NULL or mode not one of the two), EAGAIN
  * (NOWAIT found nothing ready, or an injected failure), ENOMEM (WAIT: system or limit).
@@ -381,7 +376,8 @@ SWF_API int swf_cache_grow(struct swf_cache *c, size_t n);
  * Hand the calling thread's cached free objects back to the shared depot, so that other threads'
  * NOWAIT allocations can have them; in the per-CPU mode, where threads hold none, the magazine of
  * the CPU it runs on (with an empty one from the depot in its place; nothing when the depot has
- * no empty magazine at that moment or the thread moved to another CPU meanwhile). Lock-free. Returns 0; EINVAL if c is NULL.
+ * no empty magazine at that moment or the thread moved to another CPU meanwhile). Lock-free.
+ * Returns 0; EINVAL if c is NULL.
  */
 SWF_API int swf_cache_flush(struct swf_cache *c);
 
@@ -426,7 +422,8 @@ SWF_CXX_SHADOW_ON_
  * GLIBC_TUNABLES=glibc.pthread.rseq=0), membarrier's rseq fence, x86_64 or aarch64, and a build
  * without ThreadSanitizer, and it is chosen by the environment variable SWF_PERCPU=1 (or
  * SWF_PERCPU=cpu_id, for the CPU's number); unset, empty or 0, every cache uses per-thread
- * magazines (the default: bench/README.md measures what each mode costs). Blocking at its first call (it may register the process
+ * magazines (the default: bench/README.md measures what each mode costs). Blocking at its first
+ * call (it may register the process
  * for membarrier's rseq fence); then lock-free.
  */
 SWF_API int swf_cache_percpu(void);

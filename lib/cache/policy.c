@@ -36,9 +36,10 @@
  *
  * In the per-CPU mode (percpu.c) no thread has magazines: an allocation looks first in the
  * magazine of the CPU it runs on (refilled by swapping in a depot magazine with objects, or an
- * empty one it carved a magazine's worth into), then as a thread with no state; a free puts the object into that magazine (swapped for an empty one from
- * the depot when full), else as a thread with no state. Only the blocking paths reach the other
- * CPUs' magazines (swfi_pcpu_drain).
+ * empty one it carved a magazine's worth into), then as a thread with no state; a free puts the
+ * object into that magazine (swapped for an empty one from the depot when full), else as a
+ * thread with no state. Only the blocking paths reach the other CPUs' magazines
+ * (swfi_pcpu_drain).
  *
  * Every step is lock-free (the stacks' CAS, the bump index's CAS, the loose list's exchange), O(1)
  * per object save the spreading of a loose list, which moves each object once.
