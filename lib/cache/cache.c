@@ -645,8 +645,8 @@ int swf_cache_destroy(struct swf_cache *c)
     swf_cache_stats(c, &s);
     if (s.alive != 0)
         return swfi_fail(__func__, EBUSY, "objects are alive (or awaiting a grace period)");
-    swfi_cache_validate(c, __func__); /* no thread is inside the cache: every equation holds */
-    swfi_tls_owner_unregister(&c->owner);
+    swfi_tls_owner_unregister(&c->owner); /* waits for threads handing back their magazines */
+    swfi_cache_validate(c, __func__);     /* none is inside the cache now: every equation holds */
     cache_free_memory(c);
     return 0;
 }

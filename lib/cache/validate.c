@@ -9,7 +9,8 @@
  * every object in a ready place is FREE, FREE objects number exactly ready, DEFERRED ones exactly
  * the pending deferred frees. Any difference is a bug in the library (or memory corrupted by
  * its user), reported with both numbers. The walk reads stacks and lists with no thread inside
- * the cache, so it runs in destroy only; swfi_mag_validate checks one magazine, which its caller
+ * the cache, so it runs in destroy only, after the exiting threads have handed back their
+ * magazines; swfi_mag_validate checks one magazine, which its caller
  * holds, at every move to the depot.
  */
 #include "cache/cache_internal.h"
@@ -47,7 +48,7 @@ void swfi_mag_validate(struct swf_cache *c, const struct swf_mag *m, const char 
     if (m->pub.n > MAG_CAP)
         swfi_die(fn, "cache '%s' is inconsistent: a magazine holds %u objects (at most %u)",
                  c->name, m->pub.n, MAG_CAP);
-    for (uint32_t i = 0; i < m->pub.n; i++)
+    for (uint32_t i = 0; c->checks && i < m->pub.n; i++) /* state bytes: the full checks' */
         free_object(c, fn, m->pub.obj[i], "a magazine");
 }
 
@@ -57,8 +58,8 @@ static uint64_t stack_objs(struct swf_cache *c, const struct swf_istack *s, uint
 {
     uint64_t objs = 0;
     *mags = 0;
-    for (uint32_t top = (uint32_t)(s->x_head & SWF_ISTACK_INDEX_MASK); top != 0;
-         top = swfi_mag_at(c, top - 1)->pub.x_link_) {
+    for (uint32_t top = (uint32_t)(swfi_load_relaxed_64(&s->x_head) & SWF_ISTACK_INDEX_MASK);
+         top != 0; top = swfi_mag_at(c, top - 1)->pub.x_link_) {
         const struct swf_mag *m = swfi_mag_at(c, top - 1);
         swfi_mag_validate(c, m, fn);
         objs += m->pub.n;
@@ -85,7 +86,7 @@ static uint64_t thread_state_objs(struct swf_cache *c, const char *fn)
 static uint64_t loose_objs(struct swf_cache *c, const char *fn)
 {
     uint64_t objs = 0;
-    for (void *o = c->x_loose; o != NULL; o = swfi_loose_next(o)) {
+    for (void *o = swfi_load_relaxed_ptr(&c->x_loose); o != NULL; o = swfi_loose_next(o)) {
         free_object(c, fn, o, "the loose list");
         if (++objs > c->x_capacity)
             swfi_die(fn, "cache '%s' is inconsistent: the loose list has a cycle", c->name);
@@ -133,10 +134,13 @@ void swfi_cache_validate(struct swf_cache *c, const char *fn)
     depot += stack_objs(c, &c->partial, &partial_mags, fn);
     expect(c, fn, "objects on the depot's empty stack", stack_objs(c, &c->empty, &empty_mags, fn),
            0);
-    expect(c, fn, "objects on the depot (walked against x_depot_objs)", depot, c->x_depot_objs);
-    expect(c, fn, "empty magazines (walked against x_empty_mags)", empty_mags, c->x_empty_mags);
+    expect(c, fn, "objects on the depot (walked against x_depot_objs)", depot,
+           swfi_load_relaxed_64(&c->x_depot_objs));
+    expect(c, fn, "empty magazines (walked against x_empty_mags)", empty_mags,
+           swfi_load_relaxed_64(&c->x_empty_mags));
     uint64_t loose = loose_objs(c, fn);
-    expect(c, fn, "loose objects (walked against x_loose_objs)", loose, c->x_loose_objs);
+    expect(c, fn, "loose objects (walked against x_loose_objs)", loose,
+           swfi_load_relaxed_64(&c->x_loose_objs));
     t.objs =
         thread_state_objs(c, fn) + swfi_pcpu_validate(c, fn) + depot + loose + uncarved_objs(c, fn);
     expect(c, fn, "ready objects (magazines + depot + loose + uncarved against capacity - alive)",
