@@ -422,9 +422,11 @@ SWF_CXX_SHADOW_ON_
  * GLIBC_TUNABLES=glibc.pthread.rseq=0), membarrier's rseq fence, x86_64 or aarch64, and a build
  * without ThreadSanitizer, and it is chosen by the environment variable SWF_PERCPU=1 (or
  * SWF_PERCPU=cpu_id, for the CPU's number); unset, empty or 0, every cache uses per-thread
- * magazines (the default: bench/README.md measures what each mode costs). Blocking at its first
- * call (it may register the process
- * for membarrier's rseq fence); then lock-free.
+ * magazines (the default: bench/README.md measures what each mode costs).
+ * Concurrency: any thread, any time; concurrent first calls agree (the decision is taken once,
+ * under pthread_once, which also orders it before every later call's read). Progress: blocking
+ * at the first call (it may register the process for membarrier's rseq fence), then wait-free
+ * (one load). Returns 0, 1 or 2; it cannot fail.
  */
 SWF_API int swf_cache_percpu(void);
 
