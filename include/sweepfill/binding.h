@@ -22,14 +22,16 @@ extern "C" {
 #endif
 
 struct swf_cache_head_ {
-    uint64_t id;     /* the cache's identity: unique in the process, never 0, never reused */
-    uint32_t handle; /* its index in every thread's binding table */
-    uint32_t x_slow; /* non-zero: calls must go to the library (full checks, injection,
-                        the per-CPU mode) */
-    uint64_t inv;    /* the inverse, modulo 2^64, of the stride's odd part */
-    uint32_t shift;  /* the stride's trailing zero bits */
-    uint32_t unused_;
-    uint64_t key; /* random, never 0: a single free writes key ^ obj in obj's first word */
+    uint64_t id;        /* the cache's identity: unique in the process, never 0, never reused */
+    uint32_t handle;    /* its index in every thread's binding table */
+    uint32_t x_slow;    /* non-zero: calls must go to the library (full checks, injection) */
+    uint64_t inv;       /* the inverse, modulo 2^64, of the stride's odd part */
+    uint32_t shift;     /* the stride's trailing zero bits */
+    uint32_t nslots;    /* entries in slots */
+    uint64_t key;       /* random, never 0: a single free writes key ^ obj in obj's first word */
+    uintptr_t *x_slots; /* the per-CPU mode: one magazine per CPU (rseq_abi.h), published with a
+                           release store at the cache's first use; NULL before, and in the
+                           per-thread mode */
 };
 
 struct swf_binding_ {
@@ -41,6 +43,9 @@ struct swf_thread_ {
     struct swf_binding_ *table; /* indexed by handle; written by this thread only */
     uint32_t cap;               /* entries in table */
     uint32_t armed;             /* the library's */
+    uint32_t rseq_index;        /* the per-CPU mode: the offset of the slot index (cpu_id or
+                                   mm_cid) in this thread's rseq area */
+    char *rseq;                 /* the per-CPU mode: this thread's rseq area, once registered */
 };
 
 SWF_API extern __thread struct swf_thread_ swf_thread_self_

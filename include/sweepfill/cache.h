@@ -464,13 +464,16 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  *
  * swf_cache_alloc_fast(c) and swf_cache_free_fast(c, obj) do, inline in the caller, what
  * swf_cache_alloc(c, SWF_NOWAIT) and swf_cache_free(c, obj) do in the common case - the calling
- * thread's loaded magazine has an object, or has room - and call them otherwise. Same contracts
+ * thread's loaded magazine (in the per-CPU mode, its CPU's) has an object, or has room - and call
+ * them otherwise. Same contracts
  * (lock-free, no system call, no allocation, no page fault, errors), with no call and no PLT
  * indirection on the common path, and the same always-on checks of the freed pointer (the test
  * against the chunk the thread last freed into, and the free mark in the object's first 8
  * bytes; anything else calls the library, which checks it in full), and the same writes there
- * (free: the mark; alloc: zero). With the full checks on for c, while failure injection is on
- * for c, or in the per-CPU mode, they always call the library.
+ * (free: the mark; alloc: zero). In the per-CPU mode they pop and push the magazine of the CPU
+ * they run on, in the same restartable sequences as the library (sweepfill/rseq_abi.h: each
+ * clears the thread's rseq_cs when it ends, so an object that calls them may be dlclosed). With
+ * the full checks on for c or while failure injection is on for c, they always call the library.
  *
  * They read the library's structures as sweepfill/cache_abi.h lays them out.
  */
@@ -479,10 +482,13 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
 static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 {
     struct swf_thread_cache_ *ts;
-    if (__builtin_expect(
-            c != SWF_NULL_ && (ts = swf_cache_state_(c)) != SWF_NULL_ && ts->loaded->n > 0, 1)) {
+    void *obj;
+    if (__builtin_expect(c != SWF_NULL_ && (ts = swf_cache_state_(c)) != SWF_NULL_, 1)) {
         struct swf_magazine_ *m = ts->loaded;
-        void *obj = m->obj[--m->n];
+        if (__builtin_expect(m != SWF_NULL_ && m->n > 0, 1))
+            obj = m->obj[--m->n];
+        else if (m != SWF_NULL_ || !swf_cache_pcpu_pop_(swf_cache_head_of_(c), &obj))
+            return swf_cache_alloc(c, SWF_NOWAIT);
         uint64_t zero = 0; /* clear the free mark: a later free of it is not suspect */
         __builtin_memcpy(obj, &zero, sizeof(zero));
         __atomic_store_n(&ts->x_allocs_nowait, ts->x_allocs_nowait + 1, __ATOMIC_RELAXED);
@@ -495,18 +501,28 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
 {
     struct swf_thread_cache_ *ts;
-    const struct swf_cache_head_ *h =
-        SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, c));
+    const struct swf_cache_head_ *h = swf_cache_head_of_(c);
     if (__builtin_expect(c != SWF_NULL_ && obj != SWF_NULL_ &&
                              (ts = swf_cache_state_(c)) != SWF_NULL_ &&
-                             ts->loaded->n < SWF_CACHE_MAGAZINE && swf_cache_free_ok_(h, ts, obj),
+                             swf_cache_free_ok_(h, ts, obj),
                          1)) {
         struct swf_magazine_ *m = ts->loaded;
-        uint32_t n = m->n; /* read before the mark's store, which may alias it for the compiler */
-        uint64_t mark = h->key ^ SWF_REINTERPRET_CAST_(uintptr_t, obj);
-        __builtin_memcpy(obj, &mark, sizeof(mark));
-        m->obj[n] = obj;
-        m->n = n + 1;
+        uint64_t mark = h->key ^ SWF_REINTERPRET_CAST_(uintptr_t, obj), word;
+        if (__builtin_expect(m != SWF_NULL_ && m->n < SWF_CACHE_MAGAZINE, 1)) {
+            uint32_t n = m->n; /* read before the mark's store, which may alias it */
+            __builtin_memcpy(obj, &mark, sizeof(mark));
+            m->obj[n] = obj;
+            m->n = n + 1;
+        } else if (m == SWF_NULL_) {
+            __builtin_memcpy(&word, obj, sizeof(word)); /* the mark goes before the push */
+            __builtin_memcpy(obj, &mark, sizeof(mark));
+            if (!swf_cache_pcpu_push_(h, obj)) {
+                __builtin_memcpy(obj, &word, sizeof(word)); /* full: the library frees it */
+                return swf_cache_free(c, obj);
+            }
+        } else {
+            return swf_cache_free(c, obj);
+        }
         __atomic_store_n(&ts->x_frees, ts->x_frees + 1, __ATOMIC_RELAXED);
         return 0;
     }

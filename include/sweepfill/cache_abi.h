@@ -4,10 +4,11 @@
  * for a user to call or touch.
  *
  * The inline functions read the structures below and binding.h's, which the library lays out this
- * way for as long as its soname is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 2): the first bytes of a
+ * way for as long as its soname is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 3): the first bytes of a
  * struct swf_cache; the calling thread's binding table (swf_thread_self_, an initial-exec TLS
  * variable the library exports), indexed by the cache's handle; the first bytes of a thread's state
- * for a cache; and the first bytes of a magazine. Changing any of them, or what the library stores
+ * for a cache; the first bytes of a magazine; and, in the per-CPU mode, the slots and the
+ * restartable sequences of rseq_abi.h. Changing any of them, or what the library stores
  * there, needs a new soname. Everything else in these objects is the library's and may change. The
  * library itself reads and writes these fields through these very types (its own structures begin
  * with them), so the two views never disagree, even under link-time optimisation. Do not touch
@@ -19,7 +20,8 @@
 #include <stdint.h>
 
 #include "api.h"
-#include "binding.h" /* struct swf_cache_head_, swf_thread_self_ */
+#include "binding.h"  /* struct swf_cache_head_, swf_thread_self_ */
+#include "rseq_abi.h" /* the per-CPU mode's sequences */
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,7 +33,7 @@ struct swf_cache;
  * (per-CPU mode: cache.h). */
 #define SWF_CACHE_MAGAZINE 60
 
-#define SWF_CACHE_INLINE_ABI 2
+#define SWF_CACHE_INLINE_ABI 3
 
 struct swf_magazine_ {
     uint32_t x_link_; /* the depot's */
@@ -42,7 +44,8 @@ struct swf_magazine_ {
 
 struct swf_thread_cache_ {
     uint32_t x_link_, index_;     /* the library's */
-    struct swf_magazine_ *loaded; /* the magazine alloc pops from and free pushes on */
+    struct swf_magazine_ *loaded; /* the magazine alloc pops from and free pushes on; NULL in
+                                     the per-CPU mode */
     struct swf_magazine_ *prev;   /* the library's */
     uint64_t x_allocs_nowait;     /* relaxed single-writer counters, summed by stats */
     uint64_t x_frees;
@@ -50,17 +53,64 @@ struct swf_thread_cache_ {
     uint64_t nobjs; /* and how many objects it holds (0: none checked yet) */
 };
 
+/* The head every struct swf_cache begins with. */
+static inline const struct swf_cache_head_ *swf_cache_head_of_(const struct swf_cache *c)
+{
+    return SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, c));
+}
+
 /* This thread's state for c, or NULL: what the inline path may use. */
 static inline struct swf_thread_cache_ *swf_cache_state_(struct swf_cache *c)
 {
-    const struct swf_cache_head_ *h =
-        SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, c));
+    const struct swf_cache_head_ *h = swf_cache_head_of_(c);
     const struct swf_thread_ *t = &swf_thread_self_;
     if (__builtin_expect(h->handle >= t->cap || t->table[h->handle].id != h->id ||
                              __atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) != 0,
                          0))
         return SWF_NULL_;
     return SWF_STATIC_CAST_(struct swf_thread_cache_ *, t->table[h->handle].state);
+}
+
+/* Pop an object from the magazine of the CPU the thread runs on (the per-CPU mode): 1, or 0 when
+ * there is none to pop there (or no slots yet, a thread without a registered rseq area, or no
+ * sequences in this build: the library decides). An aborted sequence is tried again. The inputs
+ * come from the cache's head and the thread's TLS, not from its state, so that the sequence does
+ * not wait for the binding table's lookup. */
+static inline int swf_cache_pcpu_pop_(const struct swf_cache_head_ *h, void **obj)
+{
+#ifdef SWF_RSEQ_ABI_
+    uintptr_t *slots = __atomic_load_n(&h->x_slots, __ATOMIC_ACQUIRE);
+    const struct swf_thread_ *t = &swf_thread_self_;
+    uint32_t st;
+    if (slots == SWF_NULL_ || t->rseq == SWF_NULL_)
+        return 0;
+    while ((st = swf_rseq_pop_once_(t->rseq, t->rseq_index, slots, h->nslots, obj)) ==
+           SWF_RSEQ_ABORT_)
+        ;
+    return st == SWF_RSEQ_DONE_;
+#else
+    (void)h, (void)obj;
+    return 0;
+#endif
+}
+
+/* Push obj on the magazine of the CPU the thread runs on: 1, or 0 when it is full (or as above). */
+static inline int swf_cache_pcpu_push_(const struct swf_cache_head_ *h, void *obj)
+{
+#ifdef SWF_RSEQ_ABI_
+    uintptr_t *slots = __atomic_load_n(&h->x_slots, __ATOMIC_ACQUIRE);
+    const struct swf_thread_ *t = &swf_thread_self_;
+    uint32_t st;
+    if (slots == SWF_NULL_ || t->rseq == SWF_NULL_)
+        return 0;
+    while ((st = swf_rseq_push_once_(t->rseq, t->rseq_index, slots, h->nslots, obj,
+                                     SWF_CACHE_MAGAZINE)) == SWF_RSEQ_ABORT_)
+        ;
+    return st == SWF_RSEQ_DONE_;
+#else
+    (void)h, (void)obj;
+    return 0;
+#endif
 }
 
 /* Whether obj is an object of the chunk ts last freed into: one multiplication does both the

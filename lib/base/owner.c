@@ -70,6 +70,7 @@ static void thread_exit_hook(void *arg)
     t->table = NULL;
     t->cap = 0;
     t->armed = 0;
+    t->rseq = NULL; /* glibc unregisters the area as the thread exits */
 }
 
 /* ---- fork -----------------------------------------------------------------------------------

@@ -17,14 +17,11 @@
  *   SWFI_RSEQ_CPU_ID  slots indexed by the area's cpu_id otherwise.
  * Either index is below swfi_rseq_slots(), the possible CPUs (/sys/devices/system/cpu/possible).
  *
- * A slot is one word: a pointer to a magazine ({uint32_t link; uint32_t n; void *obj[cap]}, the
- * layout of cache.h's struct swf_magazine_), or 0, with bit 0 (SWFI_RSEQ_LOCKED) set while a
- * thread on another CPU works on it. Each sequence stores its descriptor in the area's rseq_cs,
- * then loads cpu_id (negative: not registered, so nothing would abort it: fail), the index, the
- * slot (locked or empty: fail), and commits with one store, its last instruction; preemption,
- * migration or a signal before that store sends the thread to the abort handler, which counts
- * the abort (swfi_rseq_aborts) and starts again. So a slot's magazine is only ever changed by
- * the thread running on that CPU (index) at that moment, each change whole or not at all.
+ * The slots and the sequences that pop and push their magazines are sweepfill/rseq_abi.h's (the
+ * inline path runs them too); this file adds the library's own (swap a slot's magazine, find an
+ * object in it), the retries that count aborts (swfi_rseq_aborts), and the mode. So a slot's
+ * magazine is only ever changed by the thread running on that CPU (index) at that moment, each
+ * change whole or not at all.
  *
  * Reaching another CPU's slot (swfi_rseq_lock_slots): set its lock bit with a compare-and-swap,
  * then membarrier's rseq fence aborts every sequence in flight; a sequence that committed a new
@@ -54,13 +51,6 @@ enum swfi_rseq_mode {
 #define SWFI_RSEQ_LOCKED  ((uintptr_t)1)
 #define SWFI_RSEQ_MAG_N   4 /* offset of the magazine's n */
 #define SWFI_RSEQ_MAG_OBJ 8 /* offset of its obj[] */
-
-/* What a sequence returns. */
-enum swfi_rseq_status {
-    SWFI_RSEQ_DONE = 0,  /* committed */
-    SWFI_RSEQ_FAIL = 1,  /* not committed: empty, full, locked, no slot, or not registered */
-    SWFI_RSEQ_ABORT = 2, /* aborted by the kernel; the wrappers below retry */
-};
 
 /* The mode, decided at the first call (which may register membarrier: blocking, once). */
 enum swfi_rseq_mode swfi_rseq_mode(void);
@@ -95,9 +85,19 @@ void swfi_rseq_descriptors(const struct swfi_rseq_cs **begin, const struct swfi_
 
 extern __thread uint64_t swfi_rseq_aborts_ __attribute__((tls_model("initial-exec")));
 extern uint32_t swfi_rseq_index_off_; /* SWFI_RSEQ_CPU_ID_OFF or SWFI_RSEQ_MM_CID_OFF */
-#ifdef SWF_RSEQ_DELAY
-extern uint32_t swfi_rseq_delay_; /* loop iterations injected inside every sequence (tests) */
+
+#ifdef SWF_RSEQ_DELAY /* the abort test: loop iterations injected inside every sequence */
+extern uint32_t swfi_rseq_delay_;
+#if defined(__x86_64__)
+#define SWF_RSEQ_DELAY_ASM_ "movl %[delay], %k[st]\n7:\n\tsubl $1, %k[st]\n\tjnc 7b\n\t"
+#else
+#define SWF_RSEQ_DELAY_ASM_ "mov %w[st], %w[delay]\n7:\n\tsubs %w[st], %w[st], #1\n\tb.hs 7b\n\t"
 #endif
+#define SWF_RSEQ_DELAY_IN_ , [delay] "r"(swfi_rseq_delay_)
+#endif
+
+/* The sequences themselves: written once, for the library and cache.h's inline path. */
+#include <sweepfill/rseq_abi.h>
 
 /* The calling thread's rseq area: the thread pointer plus glibc's (signed) offset. */
 static inline char *swfi_rseq_area(void)
@@ -105,200 +105,104 @@ static inline char *swfi_rseq_area(void)
     return (char *)__builtin_thread_pointer() + __rseq_offset;
 }
 
-/* The descriptor of a sequence from label 1 (start) to label 2 (post-commit), aborting to 4, in
- * its own writable section (it holds absolute addresses: relocations in a PIC object); %[t] gets
- * its address and goes to the area's rseq_cs; then label 1. */
-#if defined(__x86_64__)
-#define SWFI_RSEQ_ENTER                                                              \
-    ".pushsection __swf_rseq_cs, \"aw\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t"         \
-    ".quad 1f, 2f - 1f, 4f\n\t.popsection\n\t"                                       \
-    "leaq 3b(%%rip), %[t]\n\tmovq %[t], 8(%[area])\n"                                \
-    "1:\n\t"                                                                         \
-    "movl 4(%[area]), %k[t]\n\ttestl %k[t], %k[t]\n\tjs 5f\n\t" /* not registered */ \
-    "movl (%[area], %[ioff]), %k[t]\n\tcmpl %[nslots], %k[t]\n\tjae 5f\n\t"          \
-    "movq (%[slots], %[t], 8), %[m]\n\ttestq $1, %[m]\n\tjnz 5f\n\t" /* locked */    \
-    "testq %[m], %[m]\n\tjz 5f\n\t"
-/* After the commit (label 2): done; the signature; the abort handler (4); failure (5). */
-#define SWFI_RSEQ_LEAVE                            \
-    "2:\n\txorl %k[st], %k[st]\n\tjmp 6f\n\t"      \
-    ".byte 0x0f, 0xb9, 0x3d\n\t.long 0x53053053\n" \
-    "4:\n\tmovl $2, %k[st]\n\tjmp 6f\n"            \
-    "5:\n\tmovl $1, %k[st]\n"                      \
-    "6:\n"
-#ifdef SWF_RSEQ_DELAY
-#define SWFI_RSEQ_DELAY_ASM "movl %[delay], %k[st]\n7:\n\tsubl $1, %k[st]\n\tjnc 7b\n\t"
-#endif
-#elif defined(__aarch64__)
-#define SWFI_RSEQ_ENTER                                                      \
-    ".pushsection __swf_rseq_cs, \"aw\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t" \
-    ".quad 1f, 2f - 1f, 4f\n\t.popsection\n\t"                               \
-    "adrp %[t], 3b\n\tadd %[t], %[t], :lo12:3b\n\tstr %[t], [%[area], #8]\n" \
-    "1:\n\t"                                                                 \
-    "ldr %w[t], [%[area], #4]\n\ttbnz %w[t], #31, 5f\n\t"                    \
-    "ldr %w[t], [%[area], %[ioff]]\n\tcmp %w[t], %w[nslots]\n\tb.hs 5f\n\t"  \
-    "ldr %[m], [%[slots], %[t], lsl #3]\n\ttbnz %[m], #0, 5f\n\t"            \
-    "cbz %[m], 5f\n\t"
-#define SWFI_RSEQ_LEAVE                \
-    "2:\n\tmov %w[st], #0\n\tb 6f\n\t" \
-    ".inst 0xd428bc00\n"               \
-    "4:\n\tmov %w[st], #2\n\tb 6f\n"   \
-    "5:\n\tmov %w[st], #1\n"           \
-    "6:\n"
-#ifdef SWF_RSEQ_DELAY
-#define SWFI_RSEQ_DELAY_ASM "mov %w[st], %w[delay]\n7:\n\tsubs %w[st], %w[st], #1\n\tb.hs 7b\n\t"
-#endif
-#endif
-
-#ifdef SWF_RSEQ_DELAY
-#define SWFI_RSEQ_DELAY_IN , [delay] "r"(swfi_rseq_delay_)
-#else
-#define SWFI_RSEQ_DELAY_ASM ""
-#define SWFI_RSEQ_DELAY_IN
-#endif
-
-#define SWFI_RSEQ_IN(slots, nslots)                                                                \
-    [area] "r"(swfi_rseq_area()), [ioff] "r"((uintptr_t)swfi_rseq_index_off_), [slots] "r"(slots), \
-        [nslots] "r"(nslots)SWFI_RSEQ_DELAY_IN
+#define SWFI_RSEQ_IN(slots, nslots) \
+    SWF_RSEQ_IN_(swfi_rseq_area(), (uintptr_t)swfi_rseq_index_off_, slots, nslots)
 
 /* One attempt at popping an object from this CPU's magazine (fails when it is empty). */
-static inline enum swfi_rseq_status swfi_rseq_pop_once(uintptr_t *slots, uint32_t nslots,
-                                                       void **obj)
+static inline uint32_t swfi_rseq_pop_once(uintptr_t *slots, uint32_t nslots, void **obj)
 {
-    uintptr_t t, m;
-    void *o;
-    uint32_t st;
-#if defined(__x86_64__)
-    __asm__ __volatile__(SWFI_RSEQ_ENTER "movl 4(%[m]), %k[t]\n\tsubl $1, %k[t]\n\tjc 5f\n\t"
-                                         "movq 8(%[m], %[t], 8), %[o]\n\t" SWFI_RSEQ_DELAY_ASM
-                                         "movl %k[t], 4(%[m])\n" SWFI_RSEQ_LEAVE
-                         : [t] "=&r"(t), [m] "=&r"(m), [o] "=&r"(o), [st] "=&r"(st)
-                         : SWFI_RSEQ_IN(slots, nslots)
-                         : "memory", "cc");
-#else
-    __asm__ __volatile__(
-        SWFI_RSEQ_ENTER
-        "ldr %w[t], [%[m], #4]\n\tcbz %w[t], 5f\n\tsub %w[t], %w[t], #1\n\t"
-        "add %[o], %[m], #8\n\tldr %[o], [%[o], %[t], lsl #3]\n\t" SWFI_RSEQ_DELAY_ASM
-        "str %w[t], [%[m], #4]\n" SWFI_RSEQ_LEAVE
-        : [t] "=&r"(t), [m] "=&r"(m), [o] "=&r"(o), [st] "=&r"(st)
-        : SWFI_RSEQ_IN(slots, nslots)
-        : "memory", "cc");
-#endif
-    *obj = o;
-    return (enum swfi_rseq_status)st;
+    return swf_rseq_pop_once_(swfi_rseq_area(), swfi_rseq_index_off_, slots, nslots, obj);
 }
 
 /* One attempt at pushing obj on this CPU's magazine of capacity cap (fails when it is full). */
-static inline enum swfi_rseq_status swfi_rseq_push_once(uintptr_t *slots, uint32_t nslots,
-                                                        void *obj, uint32_t cap)
+static inline uint32_t swfi_rseq_push_once(uintptr_t *slots, uint32_t nslots, void *obj,
+                                           uint32_t cap)
 {
-    uintptr_t t, m;
-    uint32_t st;
-#if defined(__x86_64__)
-    __asm__ __volatile__(SWFI_RSEQ_ENTER
-                         "movl 4(%[m]), %k[t]\n\tcmpl %[cap], %k[t]\n\tjae 5f\n\t"
-                         "movq %[o], 8(%[m], %[t], 8)\n\taddl $1, %k[t]\n\t" SWFI_RSEQ_DELAY_ASM
-                         "movl %k[t], 4(%[m])\n" SWFI_RSEQ_LEAVE
-                         : [t] "=&r"(t), [m] "=&r"(m), [st] "=&r"(st)
-                         : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj), [cap] "r"(cap)
-                         : "memory", "cc");
-#else
-    uintptr_t a;
-    __asm__ __volatile__(SWFI_RSEQ_ENTER
-                         "ldr %w[t], [%[m], #4]\n\tcmp %w[t], %w[cap]\n\tb.hs 5f\n\t"
-                         "add %[a], %[m], #8\n\tstr %[o], [%[a], %[t], lsl #3]\n\t"
-                         "add %w[t], %w[t], #1\n\t" SWFI_RSEQ_DELAY_ASM
-                         "str %w[t], [%[m], #4]\n" SWFI_RSEQ_LEAVE
-                         : [t] "=&r"(t), [m] "=&r"(m), [a] "=&r"(a), [st] "=&r"(st)
-                         : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj), [cap] "r"(cap)
-                         : "memory", "cc");
-#endif
-    return (enum swfi_rseq_status)st;
+    return swf_rseq_push_once_(swfi_rseq_area(), swfi_rseq_index_off_, slots, nslots, obj, cap);
 }
 
 /* One attempt at replacing this CPU's slot word, if it is still `old` (unlocked, not 0), with
  * `new_word`. */
-static inline enum swfi_rseq_status swfi_rseq_swap_once(uintptr_t *slots, uint32_t nslots,
-                                                        uintptr_t old, uintptr_t new_word)
+static inline uint32_t swfi_rseq_swap_once(uintptr_t *slots, uint32_t nslots, uintptr_t old,
+                                           uintptr_t new_word)
 {
     uintptr_t t, m;
     uint32_t st;
 #if defined(__x86_64__)
-    __asm__ __volatile__(SWFI_RSEQ_ENTER "cmpq %[old], %[m]\n\tjne 5f\n\t" SWFI_RSEQ_DELAY_ASM
-                                         "movq %[new], (%[slots], %[t], 8)\n" SWFI_RSEQ_LEAVE
+    __asm__ __volatile__(SWF_RSEQ_ENTER_ "cmpq %[old], %[m]\n\tjne 5f\n\t" SWF_RSEQ_DELAY_ASM_
+                                         "movq %[new], (%[slots], %[t], 8)\n" SWF_RSEQ_LEAVE_
                          : [t] "=&r"(t), [m] "=&r"(m), [st] "=&r"(st)
                          : SWFI_RSEQ_IN(slots, nslots), [old] "r"(old), [new] "r"(new_word)
                          : "memory", "cc");
 #else
-    __asm__ __volatile__(SWFI_RSEQ_ENTER "cmp %[m], %[old]\n\tb.ne 5f\n\t" SWFI_RSEQ_DELAY_ASM
-                                         "str %[new], [%[slots], %[t], lsl #3]\n" SWFI_RSEQ_LEAVE
+    __asm__ __volatile__(SWF_RSEQ_ENTER_ "cmp %[m], %[old]\n\tb.ne 5f\n\t" SWF_RSEQ_DELAY_ASM_
+                                         "str %[new], [%[slots], %[t], lsl #3]\n" SWF_RSEQ_LEAVE_
                          : [t] "=&r"(t), [m] "=&r"(m), [st] "=&r"(st)
                          : SWFI_RSEQ_IN(slots, nslots), [old] "r"(old), [new] "r"(new_word)
                          : "memory", "cc");
 #endif
-    return (enum swfi_rseq_status)st;
+    return st;
 }
 
 /* One attempt at finding obj in this CPU's magazine: DONE when it is there (a read-only
  * sequence: reaching its end is its commit), FAIL when it is not (or the slot is locked). */
-static inline enum swfi_rseq_status swfi_rseq_find_once(uintptr_t *slots, uint32_t nslots,
-                                                        const void *obj)
+static inline uint32_t swfi_rseq_find_once(uintptr_t *slots, uint32_t nslots, const void *obj)
 {
     uintptr_t t, m, x;
     uint32_t st;
 #if defined(__x86_64__)
-    __asm__ __volatile__(SWFI_RSEQ_ENTER "movl 4(%[m]), %k[t]\n"
+    __asm__ __volatile__(SWF_RSEQ_ENTER_ "movl 4(%[m]), %k[t]\n"
                                          "8:\n\tsubl $1, %k[t]\n\tjc 5f\n\t"
-                                         "movq 8(%[m], %[t], 8), %[x]\n\t" SWFI_RSEQ_DELAY_ASM
-                                         "cmpq %[o], %[x]\n\tjne 8b\n" SWFI_RSEQ_LEAVE
+                                         "movq 8(%[m], %[t], 8), %[x]\n\t" SWF_RSEQ_DELAY_ASM_
+                                         "cmpq %[o], %[x]\n\tjne 8b\n" SWF_RSEQ_LEAVE_
                          : [t] "=&r"(t), [m] "=&r"(m), [x] "=&r"(x), [st] "=&r"(st)
                          : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj)
                          : "memory", "cc");
 #else
     uintptr_t a;
-    __asm__ __volatile__(SWFI_RSEQ_ENTER "ldr %w[t], [%[m], #4]\n\tadd %[a], %[m], #8\n"
+    __asm__ __volatile__(SWF_RSEQ_ENTER_ "ldr %w[t], [%[m], #4]\n\tadd %[a], %[m], #8\n"
                                          "8:\n\tcbz %w[t], 5f\n\tsub %w[t], %w[t], #1\n\t"
-                                         "ldr %[x], [%[a], %[t], lsl #3]\n\t" SWFI_RSEQ_DELAY_ASM
-                                         "cmp %[x], %[o]\n\tb.ne 8b\n" SWFI_RSEQ_LEAVE
+                                         "ldr %[x], [%[a], %[t], lsl #3]\n\t" SWF_RSEQ_DELAY_ASM_
+                                         "cmp %[x], %[o]\n\tb.ne 8b\n" SWF_RSEQ_LEAVE_
                          : [t] "=&r"(t), [m] "=&r"(m), [x] "=&r"(x), [a] "=&r"(a), [st] "=&r"(st)
                          : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj)
                          : "memory", "cc");
 #endif
-    return (enum swfi_rseq_status)st;
+    return st;
 }
 
 /* The same, retried after each abort (counted): DONE or FAIL. */
 static inline bool swfi_rseq_pop(uintptr_t *slots, uint32_t nslots, void **obj)
 {
-    enum swfi_rseq_status st;
-    while ((st = swfi_rseq_pop_once(slots, nslots, obj)) == SWFI_RSEQ_ABORT)
+    uint32_t st;
+    while ((st = swfi_rseq_pop_once(slots, nslots, obj)) == SWF_RSEQ_ABORT_)
         swfi_rseq_aborts_++;
-    return st == SWFI_RSEQ_DONE;
+    return st == SWF_RSEQ_DONE_;
 }
 
 static inline bool swfi_rseq_push(uintptr_t *slots, uint32_t nslots, void *obj, uint32_t cap)
 {
-    enum swfi_rseq_status st;
-    while ((st = swfi_rseq_push_once(slots, nslots, obj, cap)) == SWFI_RSEQ_ABORT)
+    uint32_t st;
+    while ((st = swfi_rseq_push_once(slots, nslots, obj, cap)) == SWF_RSEQ_ABORT_)
         swfi_rseq_aborts_++;
-    return st == SWFI_RSEQ_DONE;
+    return st == SWF_RSEQ_DONE_;
 }
 
 static inline bool swfi_rseq_swap(uintptr_t *slots, uint32_t nslots, uintptr_t old,
                                   uintptr_t new_word)
 {
-    enum swfi_rseq_status st;
-    while ((st = swfi_rseq_swap_once(slots, nslots, old, new_word)) == SWFI_RSEQ_ABORT)
+    uint32_t st;
+    while ((st = swfi_rseq_swap_once(slots, nslots, old, new_word)) == SWF_RSEQ_ABORT_)
         swfi_rseq_aborts_++;
-    return st == SWFI_RSEQ_DONE;
+    return st == SWF_RSEQ_DONE_;
 }
 
 static inline bool swfi_rseq_find(uintptr_t *slots, uint32_t nslots, const void *obj)
 {
-    enum swfi_rseq_status st;
-    while ((st = swfi_rseq_find_once(slots, nslots, obj)) == SWFI_RSEQ_ABORT)
+    uint32_t st;
+    while ((st = swfi_rseq_find_once(slots, nslots, obj)) == SWF_RSEQ_ABORT_)
         swfi_rseq_aborts_++;
-    return st == SWFI_RSEQ_DONE;
+    return st == SWF_RSEQ_DONE_;
 }
 
 /* The index this thread would use now (a hint: it may move at once). Not a sequence. */

@@ -2,7 +2,8 @@
  * lib/cache/cache.c - the object cache's public entry points (cache_internal.h has the design).
  *
  * The NOWAIT path takes from this thread's loaded magazine (no atomics; in the per-CPU mode, from
- * its CPU's magazine in a restartable sequence: percpu.c), and on its slow path follows the
+ * its CPU's magazine in a restartable sequence: percpu.c), as cache.h's inline path does, and on
+ * its slow path follows the
  * allocation policy (policy.c) down to EAGAIN: no lock, no system call, and only prepared memory.
  */
 #include "cache/cache_internal.h"
@@ -15,17 +16,18 @@
 /* Tell cache.h's inline path whether it must call the library (refill_lock held, or creating). */
 static void update_slow(struct swf_cache *c)
 {
-    uint32_t slow = (c->checks ? SLOW_DEBUG : 0) | (swfi_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0) |
-                    (c->pcpu ? SLOW_PERCPU : 0);
+    uint32_t slow = (c->checks ? SLOW_DEBUG : 0) | (swfi_failslab_on(&c->fs) ? SLOW_FAILSLAB : 0);
     swfi_store_relaxed_32(&c->owner.head.x_slow, slow);
 }
 
 /* ---- allocation ----------------------------------------------------------------------------- */
 
 /* The per-CPU mode counts a call after its commit in the calling thread's state, which holds
- * counters only (bound now if it can be), else with an atomic add on the cache's counter. */
+ * counters and the free check's chunk (bound now if it can be), else with an atomic add on a
+ * per-CPU counter. */
 static struct swf_tstate *pcpu_state(struct swf_cache *c)
 {
+    swfi_pcpu_arm_thread(); /* the thread's inputs to the fast paths' sequences */
     struct swf_tstate *ts = swfi_tls_get(&c->owner);
     return ts ? ts : swfi_tstate_bind_nowait(c);
 }
@@ -125,7 +127,9 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
     void *obj = take(c, ts);
     if (obj == NULL)
         obj = swfi_take_shared(c, claimed ? ts : NULL, false);
-    if (obj != NULL)
+    if (obj != NULL && c->pcpu)
+        count_pcpu(c, offsetof(struct swf_tstate, pub.x_allocs_nowait));
+    else if (obj != NULL)
         count_alloc(c, ts, mode);
     else if (ts != NULL)
         swfi_counter_add(&ts->x_fails_nowait, 1);
@@ -141,24 +145,21 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
 
 void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
 {
-    /* The common case, kept small enough to need no stack frame: a NOWAIT allocation, no
-     * injection configured, no full checks, and an object in this thread's loaded magazine. */
+    /* The common case, as cache.h's inline path has it: a NOWAIT allocation, no injection
+     * configured, no full checks, and an object in this thread's loaded magazine (in the per-CPU
+     * mode, this CPU's). */
     struct swf_tstate *ts;
-    if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT &&
-                   swfi_load_relaxed_32(&c->owner.head.x_slow) == 0 &&
-                   (ts = swfi_tls_get(&c->owner)) != NULL && ts->pub.loaded->n > 0)) {
-        void *obj = ts->pub.loaded->obj[--ts->pub.loaded->n];
-        swfi_mark_clear(obj);
-        swfi_counter_add(&ts->pub.x_allocs_nowait, 1);
-        return obj;
-    }
-    /* The per-CPU mode's common case: this CPU's magazine (percpu.c). */
     void *obj;
     if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT &&
-                   swfi_load_relaxed_32(&c->owner.head.x_slow) == SLOW_PERCPU &&
-                   (obj = swfi_pcpu_take(c)) != NULL)) {
+                   swfi_load_relaxed_32(&c->owner.head.x_slow) == 0 &&
+                   (ts = swfi_tls_get(&c->owner)) != NULL)) {
+        struct swf_magazine_ *m = ts->pub.loaded;
+        if (SWF_LIKELY(m != NULL && m->n > 0))
+            obj = m->obj[--m->n];
+        else if (m != NULL || !swfi_pcpu_pop(c, &obj))
+            return alloc_slow(c, mode);
         swfi_mark_clear(obj);
-        count_pcpu(c, offsetof(struct swf_tstate, pub.x_allocs_nowait));
+        swfi_counter_add(&ts->pub.x_allocs_nowait, 1);
         return obj;
     }
     return alloc_slow(c, mode);
@@ -166,12 +167,32 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
 
 /* ---- free ----------------------------------------------------------------------------------- */
 
+/* The per-CPU mode's free: the check (the chunk the thread's state last freed into, else in full),
+ * then this CPU's magazine, else the depot. */
+static int free_pcpu(struct swf_cache *c, void *obj)
+{
+    struct swf_tstate *ts = pcpu_state(c);
+    if (ts == NULL || !swfi_free_ok(c, ts, obj))
+        swfi_free_check(c, ts, "swf_cache_free", obj);
+    swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+    swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
+    if (!swfi_pcpu_put(c, obj))
+        swfi_put_unbound(c, &obj, 1);
+    if (ts != NULL)
+        swfi_counter_add(&ts->pub.x_frees, 1);
+    else
+        swfi_pcpu_count(c, true);
+    return 0;
+}
+
 static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
 {
     if (c == NULL)
         return swfi_fail("swf_cache_free", EINVAL, "c is NULL");
     if (obj == NULL)
         return 0;
+    if (c->pcpu)
+        return free_pcpu(c, obj);
     bool claimed;
     struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
     swfi_free_check(c, ts, "swf_cache_free", obj);
@@ -188,41 +209,29 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
     return 0;
 }
 
-/* The per-CPU mode's free: the check (the chunk the thread's state last freed into, else in full),
- * then this CPU's magazine, else the depot. */
-static __attribute__((noinline)) int free_pcpu(struct swf_cache *c, void *obj)
-{
-    if (obj == NULL)
-        return 0;
-    struct swf_tstate *ts = pcpu_state(c);
-    if (ts == NULL || !swfi_free_ok(c, ts, obj))
-        swfi_free_check(c, ts, "swf_cache_free", obj);
-    swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
-    swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
-    if (!swfi_pcpu_put(c, obj))
-        swfi_put_unbound(c, &obj, 1);
-    if (ts != NULL)
-        swfi_counter_add(&ts->pub.x_frees, 1);
-    else
-        swfi_pcpu_count(c, true);
-    return 0;
-}
-
 int swf_cache_free(struct swf_cache *c, void *obj)
 {
-    if (c != NULL && (swfi_load_relaxed_32(&c->owner.head.x_slow) & SLOW_PERCPU))
-        return free_pcpu(c, obj);
-    /* The common case: room in this thread's loaded magazine, and obj an object of the chunk this
-     * thread last freed into that does not carry the free mark (freecheck.c; with full checks on,
-     * no chunk is remembered, so every free takes the slow path). */
+    /* The common case: obj an object of the chunk this thread last freed into that does not carry
+     * the free mark (freecheck.c; with full checks on, no chunk is remembered, so every free takes
+     * the slow path), and room in this thread's loaded magazine (in the per-CPU mode, this
+     * CPU's; when that is full, a swap with an empty one from the depot). */
     struct swf_tstate *ts;
     if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swfi_tls_get(&c->owner)) != NULL &&
-                   ts->pub.loaded->n < MAG_CAP && swfi_free_ok(c, ts, obj))) {
+                   swfi_free_ok(c, ts, obj))) {
         struct swf_magazine_ *m = ts->pub.loaded;
-        uint32_t n = m->n; /* read before the mark's store, which the compiler cannot tell apart */
-        swfi_mark_free(c, obj);
-        m->obj[n] = obj;
-        m->n = n + 1;
+        if (SWF_LIKELY(m != NULL && m->n < MAG_CAP)) {
+            uint32_t n =
+                m->n; /* read before the mark's store, which the compiler cannot tell apart */
+            swfi_mark_free(c, obj);
+            m->obj[n] = obj;
+            m->n = n + 1;
+        } else if (m != NULL) {
+            return free_slow(c, obj);
+        } else {
+            swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
+            if (!swfi_pcpu_put(c, obj))
+                swfi_put_unbound(c, &obj, 1);
+        }
         swfi_counter_add(&ts->pub.x_frees, 1);
         return 0;
     }
@@ -604,7 +613,7 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     c->grow_threads = cfg->grow_threads ? cfg->grow_threads : 1;
     c->checks = cfg->checks || swfi_checks_all();
     c->pcpu = swfi_rseq_mode() != SWFI_RSEQ_OFF; /* decided once per process */
-    c->nslots = swfi_rseq_slots();
+    c->owner.head.nslots = swfi_rseq_slots();
     swfi_free_check_init(c);
     snprintf(c->name, sizeof(c->name), "%s", cfg->name ? cfg->name : "");
     c->x_limit = cfg->limit;

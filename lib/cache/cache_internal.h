@@ -28,13 +28,13 @@
  *      its full checks' state OBJ_FREE); nobody, until a compare-and-swap on the chunk's bump
  *      index (x_carved) hands a run of them to one thread, which puts them straight into its
  *      own empty magazine or hands them out (policy.c).
- *   6. per-CPU mode: in a CPU's magazine (x_slots): only a thread running on that CPU, in a
- *      restartable sequence (base/rseq.h), or a thread that locked the slot (percpu.c).
- * Every move between these places is a release (push, store) paired with an acquire (pop,
- * exchange), so whatever the freeing thread wrote happens-before the next allocation (cache.h's
- * ordering promise); a carved object was written by nobody but the kernel. Magazines and thread
- * states live in tables that grow but never shrink while the cache lives (istack.h), which is what
- * lets a pop read a node another thread may be reusing.
+ *   6. per-CPU mode: in a CPU's magazine (owner.head.x_slots): only a thread running on that CPU,
+ * in a restartable sequence (base/rseq.h), or a thread that locked the slot (percpu.c). Every move
+ * between these places is a release (push, store) paired with an acquire (pop, exchange), so
+ * whatever the freeing thread wrote happens-before the next allocation (cache.h's ordering
+ * promise); a carved object was written by nobody but the kernel. Magazines and thread states live
+ * in tables that grow but never shrink while the cache lives (istack.h), which is what lets a pop
+ * read a node another thread may be reusing.
  *
  * Conservation (exact when no thread is inside the cache):
  *     capacity == alive + ready
@@ -89,7 +89,6 @@ enum obj_state { OBJ_FREE = 0, OBJ_ALLOC = 1, OBJ_DEFERRED = 2 };
 /* Bits of owner.x_slow: why cache.h's inline path must call the library. */
 #define SLOW_DEBUG    1u /* full checks: every object's state is tracked */
 #define SLOW_FAILSLAB 2u /* failure injection is on */
-#define SLOW_PERCPU   4u /* the per-CPU mode: the inline path has no thread magazines to use */
 
 /* A magazine. Its head is cache.h's struct swf_magazine_, which the inline path reads and
  * writes (n, obj) and which starts with the istack link. */
@@ -159,8 +158,8 @@ struct swf_cache {
     unsigned int lock_memory;
     unsigned int huge_pages;
     unsigned int grow_threads;
-    bool checks;     /* full checks (cfg->checks, SWF_DEBUG=checks or a debug-check build) */
-    bool pcpu; /* the per-CPU mode (percpu.c): per-CPU magazines, thread states hold counters */
+    bool checks; /* full checks (cfg->checks, SWF_DEBUG=checks or a debug-check build) */
+    bool pcpu;   /* the per-CPU mode (percpu.c): per-CPU magazines, thread states hold counters */
     char name[64];
 
     /* Each hot shared word on its own cache line. */
@@ -173,9 +172,8 @@ struct swf_cache {
     uint64_t x_loose_objs;
     struct swf_istack ts_free __attribute__((aligned(64)));
     struct swf_failslab_state fs __attribute__((aligned(64)));
-    uintptr_t *x_slots; /* per-CPU mode: one magazine per CPU, made at first use (percpu.c) */
-    struct swf_pcpu_count *counts; /* per-CPU mode: counters of threads without a state */
-    uint32_t nslots;    /* per-CPU mode: slots in x_slots (the possible CPUs) */
+    struct swf_pcpu_count *counts; /* per-CPU mode: counters of threads without a state; the
+                                      slots are the head's (owner.head.x_slots, .nslots) */
 
     /* Counters for work done without a thread state (and for deferred frees). */
     uint64_t x_allocs_nowait __attribute__((aligned(64)));
@@ -379,15 +377,55 @@ extern const struct swf_owner_ops swfi_cache_owner_ops;
 int swfi_pcpu_init(struct swf_cache *c);
 void swfi_pcpu_fini(struct swf_cache *c);
 
+/* Give the calling thread's swf_thread_self_ (binding.h) its rseq area and index offset, which
+ * the fast paths' sequences read, once the mode is per-CPU and the area is registered. */
+void swfi_pcpu_arm_thread(void);
+
+/* The fast paths' sequences (cache.h's, with aborts counted: swfi_rseq_aborts). */
+static inline bool swfi_pcpu_pop(struct swf_cache *c, void **obj)
+{
+#ifdef SWF_RSEQ
+    uintptr_t *slots = (uintptr_t *)swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots);
+    const struct swf_thread_ *t = &swf_thread_self_;
+    uint32_t st;
+    if (slots == NULL || t->rseq == NULL)
+        return false;
+    while ((st = swf_rseq_pop_once_(t->rseq, t->rseq_index, slots, c->owner.head.nslots, obj)) ==
+           SWF_RSEQ_ABORT_)
+        swfi_rseq_aborts_++;
+    return st == SWF_RSEQ_DONE_;
+#else
+    (void)c, (void)obj;
+    return false;
+#endif
+}
+
+static inline bool swfi_pcpu_push(struct swf_cache *c, void *obj)
+{
+#ifdef SWF_RSEQ
+    uintptr_t *slots = (uintptr_t *)swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots);
+    const struct swf_thread_ *t = &swf_thread_self_;
+    uint32_t st;
+    if (slots == NULL || t->rseq == NULL)
+        return false;
+    while ((st = swf_rseq_push_once_(t->rseq, t->rseq_index, slots, c->owner.head.nslots, obj,
+                                     MAG_CAP)) == SWF_RSEQ_ABORT_)
+        swfi_rseq_aborts_++;
+    return st == SWF_RSEQ_DONE_;
+#else
+    (void)c, (void)obj;
+    return false;
+#endif
+}
+
 /* An object from this CPU's magazine, refilled from the depot when empty; NULL when neither had
  * one (the caller then tries the depot's shared path). Lock-free, no system call. */
 void *swfi_pcpu_take_slow(struct swf_cache *c);
 
 static inline void *swfi_pcpu_take(struct swf_cache *c)
 {
-    uintptr_t *slots = (uintptr_t *)swfi_load_acquire_ptr((void *const *)&c->x_slots);
     void *obj;
-    if (SWF_LIKELY(slots != NULL && swfi_rseq_pop(slots, c->nslots, &obj)))
+    if (SWF_LIKELY(swfi_pcpu_pop(c, &obj)))
         return obj;
     return swfi_pcpu_take_slow(c);
 }
@@ -398,10 +436,7 @@ bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj);
 
 static inline bool swfi_pcpu_put(struct swf_cache *c, void *obj)
 {
-    uintptr_t *slots = (uintptr_t *)swfi_load_acquire_ptr((void *const *)&c->x_slots);
-    if (SWF_LIKELY(slots != NULL && swfi_rseq_push(slots, c->nslots, obj, MAG_CAP)))
-        return true;
-    return swfi_pcpu_put_slow(c, obj);
+    return SWF_LIKELY(swfi_pcpu_push(c, obj)) || swfi_pcpu_put_slow(c, obj);
 }
 
 /* This CPU's magazine to the depot, an empty one in its place (flush). Lock-free, no system

@@ -26,9 +26,9 @@ _Static_assert(offsetof(struct swf_magazine_, n) == SWFI_RSEQ_MAG_N &&
 
 int swfi_pcpu_init(struct swf_cache *c)
 {
-    if (swfi_load_acquire_ptr((void *const *)&c->x_slots) != NULL)
+    if (swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots) != NULL)
         return 0;
-    uint32_t n = c->nslots;
+    uint32_t n = c->owner.head.nslots;
     uintptr_t *slots = calloc(n, sizeof(*slots));
     if (slots == NULL || (c->counts == NULL &&
                           posix_memalign((void **)&c->counts, 64, n * sizeof(*c->counts)) != 0)) {
@@ -49,21 +49,36 @@ int swfi_pcpu_init(struct swf_cache *c)
         slots[i] = (uintptr_t)m;
     }
     /* Release: a NOWAIT call that acquires the array sees its magazines. */
-    swfi_store_release_ptr((void **)&c->x_slots, slots);
+    swfi_store_release_ptr((void **)&c->owner.head.x_slots, slots);
     return 0;
 }
 
 void swfi_pcpu_fini(struct swf_cache *c)
 {
-    free(c->x_slots);
-    c->x_slots = NULL;
+    free(c->owner.head.x_slots);
+    c->owner.head.x_slots = NULL;
     free(c->counts);
     c->counts = NULL;
 }
 
 static uintptr_t *slots_of(struct swf_cache *c)
 {
-    return swfi_load_acquire_ptr((void *const *)&c->x_slots);
+    return swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots);
+}
+
+void swfi_pcpu_arm_thread(void)
+{
+#ifdef SWF_RSEQ
+    struct swf_thread_ *t = &swf_thread_self_;
+    int32_t cpu;
+    if (t->rseq != NULL || swfi_rseq_mode() == SWFI_RSEQ_OFF)
+        return;
+    memcpy(&cpu, swfi_rseq_area() + SWFI_RSEQ_CPU_ID_OFF, sizeof(cpu));
+    if (cpu < 0) /* not registered: its sequences would fail anyway; it keeps the library's */
+        return;
+    t->rseq_index = swfi_rseq_index_off_;
+    t->rseq = swfi_rseq_area();
+#endif
 }
 
 /* Swap `fresh` into this CPU's slot if it still holds what the thread saw there; the magazine it
@@ -72,7 +87,7 @@ static uintptr_t *slots_of(struct swf_cache *c)
 static bool install(struct swf_cache *c, uintptr_t *slots, struct swf_mag *fresh, uintptr_t seen)
 {
     if (!(seen & SWFI_RSEQ_LOCKED) && seen != 0 &&
-        swfi_rseq_swap(slots, c->nslots, seen, (uintptr_t)fresh)) {
+        swfi_rseq_swap(slots, c->owner.head.nslots, seen, (uintptr_t)fresh)) {
         /* No sequence can commit on it now: only a thread on this CPU could have seen it in the
          * slot, and any that was inside a sequence was aborted when this one ran. */
         swfi_depot_put(c, (struct swf_mag *)seen);
@@ -95,22 +110,33 @@ static struct swf_mag *carved(struct swf_cache *c)
     return m;
 }
 
+/* A thread's first call: its inputs to the fast paths' sequences, then the fast path again. */
+static bool armed_now(void)
+{
+    if (swf_thread_self_.rseq != NULL)
+        return false;
+    swfi_pcpu_arm_thread();
+    return swf_thread_self_.rseq != NULL;
+}
+
 void *swfi_pcpu_take_slow(struct swf_cache *c)
 {
     uintptr_t *slots = slots_of(c);
     void *obj;
     if (slots == NULL)
         return NULL;
+    if (armed_now() && swfi_pcpu_pop(c, &obj))
+        return obj;
     /* Empty (or locked): a depot magazine with objects in its place, then pop again. Bounded:
      * a thread that keeps moving between CPUs takes from the depot directly. */
     for (int tries = 0; tries < 2; tries++) {
-        uintptr_t seen = swfi_rseq_peek(slots, c->nslots);
+        uintptr_t seen = swfi_rseq_peek(slots, c->owner.head.nslots);
         if (seen & SWFI_RSEQ_LOCKED)
             break;
         struct swf_mag *full = swfi_depot_get_objects(c);
         if (full == NULL && (full = carved(c)) == NULL)
             break;
-        if (install(c, slots, full, seen) && swfi_rseq_pop(slots, c->nslots, &obj))
+        if (install(c, slots, full, seen) && swfi_rseq_pop(slots, c->owner.head.nslots, &obj))
             return obj;
     }
     return NULL;
@@ -121,14 +147,17 @@ bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj)
     uintptr_t *slots = slots_of(c);
     if (slots == NULL)
         return false;
+    if (armed_now() && swfi_pcpu_push(c, obj))
+        return true;
     for (int tries = 0; tries < 2; tries++) {
-        uintptr_t seen = swfi_rseq_peek(slots, c->nslots);
+        uintptr_t seen = swfi_rseq_peek(slots, c->owner.head.nslots);
         if (seen & SWFI_RSEQ_LOCKED)
             break;
         struct swf_mag *empty = swfi_depot_get_empty(c);
         if (empty == NULL)
             break;
-        if (install(c, slots, empty, seen) && swfi_rseq_push(slots, c->nslots, obj, MAG_CAP))
+        if (install(c, slots, empty, seen) &&
+            swfi_rseq_push(slots, c->owner.head.nslots, obj, MAG_CAP))
             return true;
     }
     return false;
@@ -137,7 +166,7 @@ bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj)
 void swfi_pcpu_flush(struct swf_cache *c)
 {
     uintptr_t *slots = slots_of(c);
-    uintptr_t seen = slots ? swfi_rseq_peek(slots, c->nslots) : SWFI_RSEQ_LOCKED;
+    uintptr_t seen = slots ? swfi_rseq_peek(slots, c->owner.head.nslots) : SWFI_RSEQ_LOCKED;
     if (seen & SWFI_RSEQ_LOCKED || swfi_load_relaxed_32(&((struct swf_mag *)seen)->pub.n) == 0)
         return;
     struct swf_mag *empty = swfi_depot_get_empty(c);
@@ -150,9 +179,9 @@ void swfi_pcpu_count(struct swf_cache *c, bool is_free)
     /* Any CPU's counter would do (the add is atomic): this CPU's, for locality. Acquire on the
      * slots pairs with pcpu_init's release, which follows the counters' zeroing. Before the
      * slots exist (a first use that ran out of memory), the cache's own counters. */
-    if (swfi_load_acquire_ptr((void *const *)&c->x_slots) != NULL) {
+    if (swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots) != NULL) {
         uint32_t i = swfi_rseq_hint();
-        i = i < c->nslots ? i : 0;
+        i = i < c->owner.head.nslots ? i : 0;
         swfi_fetch_add_relaxed_64(is_free ? &c->counts[i].frees : &c->counts[i].allocs, 1);
         return;
     }
@@ -161,9 +190,9 @@ void swfi_pcpu_count(struct swf_cache *c, bool is_free)
 
 void swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees)
 {
-    if (swfi_load_acquire_ptr((void *const *)&c->x_slots) == NULL)
+    if (swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots) == NULL)
         return;
-    for (uint32_t i = 0; i < c->nslots; i++) {
+    for (uint32_t i = 0; i < c->owner.head.nslots; i++) {
         *allocs += swfi_load_relaxed_64(&c->counts[i].allocs);
         *frees += swfi_load_relaxed_64(&c->counts[i].frees);
     }
@@ -172,8 +201,9 @@ void swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees)
 uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn)
 {
     uint64_t objs = 0;
-    for (uint32_t i = 0; c->x_slots != NULL && i < c->nslots; i++) {
-        const struct swf_mag *m = (const struct swf_mag *)(c->x_slots[i] & ~SWFI_RSEQ_LOCKED);
+    for (uint32_t i = 0; c->owner.head.x_slots != NULL && i < c->owner.head.nslots; i++) {
+        const struct swf_mag *m =
+            (const struct swf_mag *)(c->owner.head.x_slots[i] & ~SWFI_RSEQ_LOCKED);
         if (m != NULL) {
             swfi_mag_validate(c, m, fn);
             objs += m->pub.n;
@@ -185,7 +215,7 @@ uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn)
 bool swfi_pcpu_holds(struct swf_cache *c, const void *obj)
 {
     uintptr_t *slots = slots_of(c);
-    return slots != NULL && swfi_rseq_find(slots, c->nslots, obj);
+    return slots != NULL && swfi_rseq_find(slots, c->owner.head.nslots, obj);
 }
 
 uint64_t swfi_pcpu_drain(struct swf_cache *c)
@@ -193,7 +223,7 @@ uint64_t swfi_pcpu_drain(struct swf_cache *c)
     uintptr_t *slots = slots_of(c);
     if (slots == NULL)
         return 0;
-    uint32_t n = c->nslots;
+    uint32_t n = c->owner.head.nslots;
     swfi_mags_reserve(c, n + SPARE_EMPTY_MAGS);
     swfi_rseq_lock_slots(slots, n);
     uint64_t moved = 0;

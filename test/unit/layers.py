@@ -25,11 +25,13 @@ import tempfile
 LAYERS = ["base", "cache", "sweep", "registry"]
 
 # Public headers by the layer whose interface they are. binding.h is the owners' inline ABI
-# (the per-thread binding table that cache.h's inline path reads), hence base.
+# (the per-thread binding table that cache.h's inline path reads), and rseq_abi.h the per-CPU
+# sequences it runs (as lib/base/rseq.h does), hence base.
 PUBLIC = {
     "api.h": "base",
     "version.h": "base",
     "binding.h": "base",
+    "rseq_abi.h": "base",
     "cache.h": "cache",
     "cache_abi.h": "cache",
     "sweep.h": "sweep",

@@ -4,9 +4,12 @@
  * outside it) and glibc's signature in the 4 bytes before the abort handler. It reads code,
  * never runs a sequence, so it covers the architecture built even where rseq is not registered
  * (valgrind, qemu-user: the aarch64 stage). The whole static library is linked in, so the
- * library's own sequences are among those checked.
+ * library's own sequences are among those checked, and so are the two that cache.h's inline path
+ * compiles into this program (sweepfill/rseq_abi.h).
  */
 #include <string.h>
+
+#include <sweepfill/cache.h>
 
 #include "base/rseq.h"
 #include "../common/tap.h"
@@ -28,6 +31,13 @@ __attribute__((noinline)) static void use_sequences(void)
     (void)swfi_rseq_swap(slots, 1, 2, 4);
     (void)swfi_rseq_find(slots, 1, &obj);
 }
+
+/* cache.h's inline path: its sequences are compiled into this program (called with NULL: the
+ * library returns EINVAL, no sequence runs). */
+__attribute__((noinline)) static void use_inline_path(struct swf_cache *c)
+{
+    (void)swf_cache_free_fast(c, swf_cache_alloc_fast(c));
+}
 #endif
 
 int main(void)
@@ -37,11 +47,12 @@ int main(void)
     return tap_done();
 #else
     use_sequences();
+    use_inline_path(NULL);
     const struct swfi_rseq_cs *begin, *end;
     swfi_rseq_descriptors(&begin, &end);
     size_t n = (size_t)(end - begin);
-    ok(begin != NULL && n > 4,
-       "the descriptors' section holds this program's 4 and the library's (%zu)", n);
+    ok(begin != NULL && n > 6,
+       "the descriptors' section holds this program's 6 and the library's (%zu)", n);
     ok(((uintptr_t)begin & 31) == 0 && ((uintptr_t)end - (uintptr_t)begin) % 32 == 0,
        "the section is an array of 32-byte-aligned descriptors");
     size_t bad_version = 0, bad_range = 0, bad_abort = 0, bad_sig = 0;
