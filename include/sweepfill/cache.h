@@ -10,41 +10,42 @@
  *
  * Structure (docs/design.md has the whole argument). Two modes, one for every cache of the
  * process (swf_cache_percpu):
- *   - per-thread magazines, the default: a thread bound to a cache holds a pair of magazines
- *     (arrays of up to SWF_CACHE_MAGAZINE free objects) that the common alloc and free touch with
- *     no atomic read-modify-write. A thread is bound at its first blocking call on the cache
- *     (swf_cache_grow - swf_cache_grow(c, 0) does only that - or a WAIT allocation), or, once it
- *     has made such a call on any cache after this one was created, at its first NOWAIT
- *     allocation or free when spare magazines are at hand; a thread without magazines borrows
- *     one of a few shared pairs for a call, or takes and puts single objects through the depot;
- *   - per-CPU magazines, where SWF_PERCPU=1 asks for them and the system supports them (Linux
- *     rseq as glibc 2.35 and later registers it, x86_64 and aarch64): one magazine per CPU (per
- *     concurrent thread id, mm_cid, where the kernel has it), which a NOWAIT allocation or a free
- *     pops or pushes in a restartable sequence, committed by one store or aborted and retried by
- *     the kernel when the thread is preempted, migrated or signalled. Threads' states hold their
- *     counters only, and there are no shared pairs.
+ *   - per-CPU magazines, the default where the system supports them (Linux rseq as glibc 2.35 and
+ *     later registers it, x86_64 and aarch64): one magazine per CPU (per concurrent thread id,
+ *     mm_cid, where the kernel has it), which a NOWAIT allocation or a free pops or pushes in a
+ *     restartable sequence, committed by one store or aborted and retried by the kernel when the
+ *     thread is preempted, migrated or signalled. Threads' states hold their counters only, and
+ *     there are no shared pairs;
+ *   - per-thread magazines, elsewhere and where SWF_PERCPU=0 asks for them: a thread bound to a
+ *     cache holds a pair of magazines (arrays of up to SWF_CACHE_MAGAZINE free objects) that the
+ *     common alloc and free touch with no atomic read-modify-write. A thread is bound at its first
+ *     blocking call on the cache (swf_cache_grow - swf_cache_grow(c, 0) does only that - or a WAIT
+ *     allocation), or, once it has made such a call on any cache after this one was created, at
+ *     its first NOWAIT allocation or free when spare magazines are at hand; a thread without
+ *     magazines borrows one of a few shared pairs for a call, or takes and puts single objects
+ *     through the depot.
  * In both, a shared depot keeps full, partial and empty magazines on lock-free stacks, exchanged
  * whole; the objects of memory a grow maps stay uncarved until an allocation that finds no
  * magazine of objects on the depot carves up to a magazine's worth with one compare-and-swap; a
  * free that finds no room pushes the object on a lock-free loose list.
  *
- * What another thread holds. Per-thread: objects cached in another thread's magazines, or being
- * moved by another thread at that moment, are not available to this thread until that thread
- * frees enough to fill a magazine, calls swf_cache_flush(), or exits. Objects left in the shared
- * pairs are: a NOWAIT allocation looks there before it fails; a WAIT allocation looks in the
- * pairs not in use at that moment before it maps memory, and, when no memory is to be had, waits
- * for those in use (sleeping, with no lock held, so a claimer of lower priority can finish)
- * before it fails. A move holds up to a magazine's worth for a few instructions; a thread
- * preempted in the middle of one keeps them out of reach until it runs again. So with many more
- * runnable threads than cores, NOWAIT can fail with EAGAIN while the stats count objects ready:
- * grow the cache by a magazine's worth per thread that may be preempted, or use the per-CPU
- * mode. Per-CPU: a preempted thread holds nothing, except a thread preempted between taking a
- * magazine from the depot and swapping it into its CPU's slot, which holds that one magazine;
- * NOWAIT calls reach the magazine of the CPU they run on, not the others (at most one magazine
- * per CPU out of reach); a WAIT allocation that finds nothing and can map no more, and a grow
- * that needs more than the depot has, move every CPU's magazine to the depot (they lock each
- * CPU's slot, and membarrier(2)'s rseq fence aborts the sequences in flight).
-
+ * What another thread holds. Per-CPU: a preempted thread holds nothing, except a thread
+ * preempted between taking a magazine from the depot and swapping it into its CPU's slot, which
+ * holds that one magazine; NOWAIT calls reach the magazine of the CPU they run on, not the others
+ * (at most one magazine per CPU out of reach); a WAIT allocation that finds nothing and can map no
+ * more, and a grow that needs more than the depot has, move every CPU's magazine to the depot
+ * (they lock each CPU's slot, and membarrier(2)'s rseq fence aborts the sequences in flight).
+ * Per-thread: objects cached in another thread's magazines, or being moved by another thread at
+ * that moment, are not available to this thread until that thread frees enough to fill a
+ * magazine, calls swf_cache_flush(), or exits. Objects left in the shared pairs are: a NOWAIT
+ * allocation looks there before it fails; a WAIT allocation looks in the pairs not in use at that
+ * moment before it maps memory, and, when no memory is to be had, waits for those in use
+ * (sleeping, with no lock held, so a claimer of lower priority can finish) before it fails. A move
+ * holds up to a magazine's worth for a few instructions; a thread preempted in the middle of one
+ * keeps them out of reach until it runs again. So with many more runnable threads than cores,
+ * NOWAIT can fail with EAGAIN while the stats count objects ready: grow the cache by a magazine's
+ * worth per thread that may be preempted, or use the per-CPU mode.
+ *
  * Concurrency: every function here may run concurrently with every other on the same cache,
  * from any threads (those that take an epoch record, with the caller's own), except
  * swf_cache_destroy, which the caller keeps apart from every other call on the cache (a lock, or
@@ -420,9 +421,9 @@ SWF_CXX_SHADOW_ON_
  * by the kernel's concurrent thread id (mm_cid, Linux 6.3). The per-CPU mode needs the rseq area
  * that glibc 2.35 and later registers for every thread (not under valgrind, qemu-user or
  * GLIBC_TUNABLES=glibc.pthread.rseq=0), membarrier's rseq fence, x86_64 or aarch64, and a build
- * without ThreadSanitizer, and it is chosen by the environment variable SWF_PERCPU=1 (or
- * SWF_PERCPU=cpu_id, for the CPU's number); unset, empty or 0, every cache uses per-thread
- * magazines (the default: bench/README.md measures what each mode costs).
+ * without ThreadSanitizer; where it has them, it is the default (SWF_PERCPU unset, empty, or any
+ * value but 0 and cpu_id), the environment variable SWF_PERCPU=cpu_id asks for the CPU's number,
+ * and SWF_PERCPU=0 for per-thread magazines (bench/README.md measures what each mode costs).
  * Concurrency: any thread, any time; concurrent first calls agree (the decision is taken once,
  * under pthread_once, which also orders it before every later call's read). Progress: blocking
  * at the first call (it may register the process for membarrier's rseq fence), then wait-free

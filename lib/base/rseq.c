@@ -71,13 +71,13 @@ static uint32_t read_possible_cpus(void)
 }
 
 #ifdef SWF_RSEQ
-/* SWF_PERCPU: unset, empty or "0", the per-thread mode (the default: per-CPU magazines cost the
- * single thread's fast path more than they save, bench/README.md); "cpu_id", per-CPU magazines
- * indexed by cpu_id; anything else, per-CPU magazines by the best index the system has. */
+/* SWF_PERCPU: "0", the per-thread mode; "cpu_id", per-CPU magazines indexed by cpu_id; unset,
+ * empty or anything else, per-CPU magazines by the best index the system has (the default: a
+ * preempted thread then holds nothing, bench/README.md measures what that costs). */
 static enum swfi_rseq_mode decide(void)
 {
     const char *env = getenv("SWF_PERCPU");
-    if (env == NULL || env[0] == '\0' || strcmp(env, "0") == 0)
+    if (env != NULL && strcmp(env, "0") == 0)
         return SWFI_RSEQ_OFF;
     if (__rseq_size == 0)
         return SWFI_RSEQ_OFF;

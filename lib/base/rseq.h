@@ -8,12 +8,12 @@
  *                     a per-CPU slot); or glibc registered no rseq area (__rseq_size is 0: an old
  *                     kernel, GLIBC_TUNABLES=glibc.pthread.rseq=0, valgrind, qemu-user); or the
  *                     calling thread's area says it is not registered; or membarrier's rseq fence
- *                     could not be registered; or SWF_PERCPU is unset, empty or 0 (the default);
+ *                     could not be registered; or SWF_PERCPU=0 asks for the per-thread mode;
  *   SWFI_RSEQ_MM_CID  slots indexed by the area's mm_cid (Linux 6.3: a dense per-process id below
  *                     the number of threads running at once, so a process allowed 2 CPUs uses 2
  *                     slots), when the kernel's rseq feature size (getauxval(AT_RSEQ_FEATURE_SIZE))
- *                     is at least 28, unless SWF_PERCPU=cpu_id;
- *                     (SWF_PERCPU=1, or any value but 0 and cpu_id, asks for either)
+ *                     is at least 28, unless SWF_PERCPU=cpu_id (the default: SWF_PERCPU unset,
+ *                     or any value but 0 and cpu_id, gets either where the system has rseq);
  *   SWFI_RSEQ_CPU_ID  slots indexed by the area's cpu_id otherwise.
  * Either index is below swfi_rseq_slots(), the possible CPUs (/sys/devices/system/cpu/possible).
  *
