@@ -18,10 +18,10 @@
  * Either index is below swfi_rseq_slots(), the possible CPUs (/sys/devices/system/cpu/possible).
  *
  * The slots and the sequences that pop and push their magazines are sweepfill/rseq_abi.h's (the
- * inline path runs them too); this file adds the library's own (swap a slot's magazine, find an
- * object in it), the retries that count aborts (swfi_rseq_aborts), and the mode. So a slot's
- * magazine is only ever changed by the thread running on that CPU (index) at that moment, each
- * change whole or not at all.
+ * inline path runs them too); this file adds the library's own (move up to k objects at once for
+ * the bulk calls, swap a slot's magazine, find an object in it), the retries that count aborts
+ * (swfi_rseq_aborts), and the mode. So a slot's magazine is only ever changed by the thread running
+ * on that CPU (index) at that moment, each change whole or not at all.
  *
  * Reaching another CPU's slot (swfi_rseq_lock_slots): set its lock bit with a compare-and-swap,
  * then membarrier's rseq fence aborts every sequence in flight; a sequence that committed a new
@@ -171,6 +171,89 @@ static inline uint32_t swfi_rseq_find_once(uintptr_t *slots, uint32_t nslots, co
     return st;
 }
 
+/* One attempt at moving up to k objects between this CPU's magazine and buf (the bulk calls):
+ * pop copies the magazine's last min(n, k) objects to buf[0 ..], push copies min(cap - n, k) of
+ * buf[0 ..] on top of it; the copy is undone by nothing, since only the store of the new n
+ * commits. *moved gets the count; FAIL when it would be 0. */
+static inline uint32_t swfi_rseq_pop_many_once(uintptr_t *slots, uint32_t nslots, void **buf,
+                                               uint32_t k, uint32_t *moved)
+{
+    uintptr_t t, m, c, i, x;
+    uint32_t st;
+#if defined(__x86_64__)
+    __asm__ __volatile__(
+        SWF_RSEQ_ENTER_ "movl 4(%[m]), %k[t]\n\tmovl %[k], %k[c]\n\t"
+                        "cmpl %k[c], %k[t]\n\tcmovbl %k[t], %k[c]\n\t"
+                        "testl %k[c], %k[c]\n\tjz 5f\n\t"
+                        "subl %k[c], %k[t]\n\txorl %k[i], %k[i]\n"
+                        "8:\n\tleaq (%[t], %[i]), %[x]\n\t"
+                        "movq 8(%[m], %[x], 8), %[x]\n\t"
+                        "movq %[x], (%[buf], %[i], 8)\n\t"
+                        "addq $1, %[i]\n\tcmpq %[c], %[i]\n\tjb 8b\n\t" SWF_RSEQ_DELAY_ASM_
+                        "movl %k[t], 4(%[m])\n" SWF_RSEQ_LEAVE_
+        : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x), [st] "=&r"(st)
+        : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k)
+        : "memory", "cc");
+#else
+    uintptr_t y;
+    __asm__ __volatile__(SWF_RSEQ_ENTER_
+                         "ldr %w[t], [%[m], #4]\n\tcmp %w[t], %w[k]\n\t"
+                         "csel %w[c], %w[t], %w[k], lo\n\tcbz %w[c], 5f\n\t"
+                         "sub %w[t], %w[t], %w[c]\n\tmov %w[i], #0\n\t"
+                         "add %[x], %[m], #8\n\tadd %[x], %[x], %[t], lsl #3\n"
+                         "8:\n\tldr %[y], [%[x], %[i], lsl #3]\n\t"
+                         "str %[y], [%[buf], %[i], lsl #3]\n\t"
+                         "add %[i], %[i], #1\n\tcmp %[i], %[c]\n\tb.lo 8b\n\t" SWF_RSEQ_DELAY_ASM_
+                         "str %w[t], [%[m], #4]\n" SWF_RSEQ_LEAVE_
+                         : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
+                           [y] "=&r"(y), [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k)
+                         : "memory", "cc");
+#endif
+    *moved = (uint32_t)c;
+    return st;
+}
+
+static inline uint32_t swfi_rseq_push_many_once(uintptr_t *slots, uint32_t nslots, void *const *buf,
+                                                uint32_t k, uint32_t cap, uint32_t *moved)
+{
+    uintptr_t t, m, c, i, x;
+    uint32_t st;
+#if defined(__x86_64__)
+    __asm__ __volatile__(
+        SWF_RSEQ_ENTER_ "movl 4(%[m]), %k[t]\n\tmovl %[cap], %k[c]\n\t"
+                        "subl %k[t], %k[c]\n\tjbe 5f\n\t" /* full */
+                        "cmpl %[k], %k[c]\n\tcmoval %[k], %k[c]\n\t"
+                        "testl %k[c], %k[c]\n\tjz 5f\n\t"
+                        "xorl %k[i], %k[i]\n"
+                        "8:\n\tmovq (%[buf], %[i], 8), %[x]\n\t"
+                        "movq %[x], 8(%[m], %[t], 8)\n\t"
+                        "addq $1, %[t]\n\taddq $1, %[i]\n\t"
+                        "cmpq %[c], %[i]\n\tjb 8b\n\t" SWF_RSEQ_DELAY_ASM_
+                        "movl %k[t], 4(%[m])\n" SWF_RSEQ_LEAVE_
+        : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x), [st] "=&r"(st)
+        : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k), [cap] "r"(cap)
+        : "memory", "cc");
+#else
+    uintptr_t y;
+    __asm__ __volatile__(SWF_RSEQ_ENTER_ "ldr %w[t], [%[m], #4]\n\tsubs %w[c], %w[cap], %w[t]\n\t"
+                                         "b.ls 5f\n\tcmp %w[c], %w[k]\n\t"
+                                         "csel %w[c], %w[k], %w[c], hi\n\tcbz %w[c], 5f\n\t"
+                                         "mov %w[i], #0\n\tadd %[x], %[m], #8\n"
+                                         "8:\n\tldr %[y], [%[buf], %[i], lsl #3]\n\t"
+                                         "str %[y], [%[x], %[t], lsl #3]\n\t"
+                                         "add %[t], %[t], #1\n\tadd %[i], %[i], #1\n\t"
+                                         "cmp %[i], %[c]\n\tb.lo 8b\n\t" SWF_RSEQ_DELAY_ASM_
+                                         "str %w[t], [%[m], #4]\n" SWF_RSEQ_LEAVE_
+                         : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
+                           [y] "=&r"(y), [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k), [cap] "r"(cap)
+                         : "memory", "cc");
+#endif
+    *moved = (uint32_t)c;
+    return st;
+}
+
 /* The same, retried after each abort (counted): DONE or FAIL. */
 static inline bool swfi_rseq_pop(uintptr_t *slots, uint32_t nslots, void **obj)
 {
@@ -195,6 +278,23 @@ static inline bool swfi_rseq_swap(uintptr_t *slots, uint32_t nslots, uintptr_t o
     while ((st = swfi_rseq_swap_once(slots, nslots, old, new_word)) == SWF_RSEQ_ABORT_)
         swfi_rseq_aborts_++;
     return st == SWF_RSEQ_DONE_;
+}
+
+static inline uint32_t swfi_rseq_pop_many(uintptr_t *slots, uint32_t nslots, void **buf, uint32_t k)
+{
+    uint32_t st, moved;
+    while ((st = swfi_rseq_pop_many_once(slots, nslots, buf, k, &moved)) == SWF_RSEQ_ABORT_)
+        swfi_rseq_aborts_++;
+    return st == SWF_RSEQ_DONE_ ? moved : 0;
+}
+
+static inline uint32_t swfi_rseq_push_many(uintptr_t *slots, uint32_t nslots, void *const *buf,
+                                           uint32_t k, uint32_t cap)
+{
+    uint32_t st, moved;
+    while ((st = swfi_rseq_push_many_once(slots, nslots, buf, k, cap, &moved)) == SWF_RSEQ_ABORT_)
+        swfi_rseq_aborts_++;
+    return st == SWF_RSEQ_DONE_ ? moved : 0;
 }
 
 static inline bool swfi_rseq_find(uintptr_t *slots, uint32_t nslots, const void *obj)
@@ -243,6 +343,19 @@ static inline bool swfi_rseq_swap(uintptr_t *slots, uint32_t nslots, uintptr_t o
 {
     (void)slots, (void)nslots, (void)old, (void)new_word;
     return false;
+}
+
+static inline uint32_t swfi_rseq_pop_many(uintptr_t *slots, uint32_t nslots, void **buf, uint32_t k)
+{
+    (void)slots, (void)nslots, (void)buf, (void)k;
+    return 0;
+}
+
+static inline uint32_t swfi_rseq_push_many(uintptr_t *slots, uint32_t nslots, void *const *buf,
+                                           uint32_t k, uint32_t cap)
+{
+    (void)slots, (void)nslots, (void)buf, (void)k, (void)cap;
+    return 0;
 }
 
 static inline bool swfi_rseq_find(uintptr_t *slots, uint32_t nslots, const void *obj)

@@ -285,8 +285,9 @@ static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *
     return given;
 }
 
-/* The same for a thread without a state: a depot magazine's worth at a time. */
-static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
+/* The same for a thread without a state (every thread, in the per-CPU mode): a magazine's worth
+ * at a time, from this CPU's magazine first (per-CPU mode), else from the depot. */
+static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n, size_t nulls)
 {
     size_t given = 0;
     void *buf[MAG_CAP];
@@ -294,13 +295,13 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (objs[i] != NULL)
             continue;
-        if (next == nbuf && c->pcpu && (objs[i] = swfi_pcpu_take(c)) != NULL) {
-            mark_given(c, objs, i, i + 1); /* the per-CPU mode: this CPU's magazine first */
-            given++;
-            continue;
+        if (next == nbuf) {
+            size_t want = nulls - given < MAG_CAP ? nulls - given : MAG_CAP;
+            nbuf = c->pcpu ? swfi_pcpu_take_many(c, buf, (uint32_t)want) : 0;
+            if (nbuf == 0 && (nbuf = swfi_take_unbound(c, buf, MAG_CAP)) == 0)
+                break;
+            next = 0;
         }
-        if (next == nbuf && (nbuf = swfi_take_unbound(c, buf, MAG_CAP), next = 0, nbuf == 0))
-            break;
         objs[i] = buf[next++];
         mark_given(c, objs, i, i + 1);
         given++;
@@ -316,7 +317,7 @@ static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls
 {
     bool claimed;
     struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
-    size_t given = ts ? take_bulk_bound(c, ts, objs, n) : take_bulk_shared(c, objs, n);
+    size_t given = ts ? take_bulk_bound(c, ts, objs, n) : take_bulk_shared(c, objs, n, nulls);
     for (size_t i = 0; given < nulls && i < n; i++) {
         if (objs[i] != NULL)
             continue;
@@ -409,6 +410,15 @@ static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void 
     return freed;
 }
 
+/* buf[0 .. n-1] to this CPU's magazine as far as it has room (per-CPU mode), the rest to the
+ * depot. */
+static void put_shared(struct swf_cache *c, void *const *buf, uint32_t n)
+{
+    uint32_t kept = c->pcpu && n > 0 ? swfi_pcpu_put_many(c, buf, n) : 0;
+    if (kept < n)
+        swfi_put_unbound(c, buf + kept, n - kept);
+}
+
 int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
@@ -423,22 +433,28 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
         swfi_tstate_done(ts, claimed);
         return 0;
     }
+    /* A thread without magazines (every thread, in the per-CPU mode: its state, if bound, has the
+     * chunk the owner check remembers): a magazine's worth at a time, to this CPU's magazine
+     * first (per-CPU mode), the rest to the depot. */
+    struct swf_tstate *own = c->pcpu ? swfi_tls_get(&c->owner) : NULL;
     void *buf[MAG_CAP];
     uint32_t nbuf = 0;
     uint64_t freed = 0;
     for (size_t i = 0; i < n; i++) {
         if (objs[i] == NULL)
             continue;
-        swfi_owner_check(c, NULL, "swf_cache_free_bulk", objs[i]);
+        if (own != NULL)
+            owners_ok(c, own, objs, i, i + 1);
+        else
+            swfi_owner_check(c, NULL, "swf_cache_free_bulk", objs[i]);
         buf[nbuf++] = objs[i];
         freed++;
         if (nbuf == MAG_CAP) {
-            swfi_put_unbound(c, buf, nbuf);
+            put_shared(c, buf, nbuf);
             nbuf = 0;
         }
     }
-    if (nbuf > 0)
-        swfi_put_unbound(c, buf, nbuf);
+    put_shared(c, buf, nbuf);
     swfi_fetch_add_relaxed_64(&c->x_frees, freed);
     return 0;
 }

@@ -439,6 +439,12 @@ static inline bool swfi_pcpu_put(struct swf_cache *c, void *obj)
     return SWF_LIKELY(swfi_pcpu_push(c, obj)) || swfi_pcpu_put_slow(c, obj);
 }
 
+/* Up to k objects from this CPU's magazine into buf, or from buf on top of it (the bulk calls),
+ * in one restartable sequence each; they return how many moved (0: none, or no slots). Lock-free,
+ * no system call. */
+uint32_t swfi_pcpu_take_many(struct swf_cache *c, void **buf, uint32_t k);
+uint32_t swfi_pcpu_put_many(struct swf_cache *c, void *const *buf, uint32_t k);
+
 /* This CPU's magazine to the depot, an empty one in its place (flush). Lock-free, no system
  * call; nothing when the depot has no empty magazine or the thread moved meanwhile. */
 void swfi_pcpu_flush(struct swf_cache *c);

@@ -163,6 +163,18 @@ bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj)
     return false;
 }
 
+uint32_t swfi_pcpu_take_many(struct swf_cache *c, void **buf, uint32_t k)
+{
+    uintptr_t *slots = slots_of(c);
+    return slots != NULL ? swfi_rseq_pop_many(slots, c->owner.head.nslots, buf, k) : 0;
+}
+
+uint32_t swfi_pcpu_put_many(struct swf_cache *c, void *const *buf, uint32_t k)
+{
+    uintptr_t *slots = slots_of(c);
+    return slots != NULL ? swfi_rseq_push_many(slots, c->owner.head.nslots, buf, k, MAG_CAP) : 0;
+}
+
 void swfi_pcpu_flush(struct swf_cache *c)
 {
     uintptr_t *slots = slots_of(c);

@@ -89,20 +89,27 @@ static void *work(void *arg)
     while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         void *o;
+        bool many = (x & 6) == 6; /* one move in four: several objects in one sequence */
         if ((x & 1) && w->nheld < MAXHELD) {
-            if (swfi_rseq_pop(slots, nslots, &o)) {
-                w->held[w->nheld++] = o;
-                npop++;
-            } else {
+            uint32_t got = many ? swfi_rseq_pop_many(slots, nslots, &w->held[w->nheld],
+                                                     (uint32_t)(MAXHELD - w->nheld))
+                           : swfi_rseq_pop(slots, nslots, &o) ? (w->held[w->nheld] = o, 1)
+                                                              : 0;
+            w->nheld += (int)got;
+            npop += got;
+            if (got == 0)
                 swap_one();
-            }
         } else if (w->nheld > 0) {
-            if (swfi_rseq_push(slots, nslots, w->held[w->nheld - 1], CAP)) {
-                w->nheld--;
-                npush++;
-            } else {
+            uint32_t k = many ? (uint32_t)w->nheld : 1;
+            void **top = &w->held[w->nheld - (int)k];
+            uint32_t put = many ? swfi_rseq_push_many(slots, nslots, top, k, CAP)
+                           : swfi_rseq_push(slots, nslots, *top, CAP) ? 1
+                                                                      : 0;
+            memmove(top, top + put, (k - put) * sizeof(void *)); /* what stayed, down */
+            w->nheld -= (int)put;
+            npush += put;
+            if (put == 0)
                 swap_one();
-            }
         }
     }
     atomic_fetch_add(&aborts, swfi_rseq_aborts());
