@@ -35,11 +35,11 @@
  * new option or counter needs a new function or a new struct). The opaque types (struct
  * swf_cache beyond its first bytes, struct swf_registry, struct swf_reader) may change freely.
  *
- * The inline NOWAIT path (cache_abi.h, SWF_CACHE_INLINE_ABI 2) reads and writes library memory
+ * The inline NOWAIT path (cache_abi.h, SWF_CACHE_INLINE_ABI 3) reads and writes library memory
  * directly, so these never change within soname 0, neither their layout nor what the library
  * stores in them: struct swf_cache_head_, struct swf_magazine_, struct swf_thread_cache_,
  * struct swf_binding_, struct swf_thread_, the TLS variable swf_thread_self_ and its
- * initial-exec model. Inline functions and macros (swf_cache_alloc_fast, swf_slot_*, the
+ * initial-exec model, and the per-CPU slots and restartable sequences of rseq_abi.h. Inline functions and macros (swf_cache_alloc_fast, swf_slot_*, the
  * SWF_LIST_* adapters, list_urcu.h's guards and grace, SWF_SWEEP_DEFINE and sweep_inline.h's
  * walker, ...) are compiled into the program; they may change only in ways that old copies of
  * them keep working with the new library. The walk structs of
