@@ -1,12 +1,13 @@
 /*
- * test/unit/cache_footprint.c - a cache that was never used keeps little resident (cache.h, "Limits":
- * its tables, shared pairs and spare magazines wait for its first use).
+ * test/unit/cache_footprint.c - a cache that was never used keeps little resident (cache.h,
+ * "Footprint": its tables, shared pairs and spare magazines wait for its first use).
  *
  * 1,000 caches created without a prefill add at most 16 KiB of resident memory each (an average:
- * /proc/self/statm counts whole pages; not with debug checks, whose address map is larger), and NOWAIT on one of them finds nothing (EAGAIN) until a
- * blocking call has used it. A first WAIT allocation maps one page of objects, and the caches
- * used so (one WAIT allocation and its free each, by one thread) add at most 32 KiB each.
- * bench/families/footprint.c prints the figures themselves.
+ * /proc/self/statm counts whole pages; not with debug checks, whose address map is larger), and
+ * NOWAIT on one of them finds nothing (EAGAIN) until a blocking call has used it. A first WAIT
+ * allocation maps one page of objects, and the caches used so (one WAIT allocation and its free
+ * each, by one thread) add at most 32 KiB each. bench/families/footprint.c prints the figures
+ * themselves.
  */
 #include <errno.h>
 #include <stdint.h>

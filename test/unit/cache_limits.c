@@ -21,7 +21,7 @@
 
 #include "../common/tap.h"
 
-#define CHUNK_GRAIN ((uint64_t)64 << 10) /* chunks are mapped in 64 KiB units */
+#define CHUNK_GRAIN ((uint64_t)64 << 10) /* chunks are mapped in units of at most 64 KiB */
 
 static struct swf_cache_stats stats_of(struct swf_cache *c)
 {
