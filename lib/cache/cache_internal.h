@@ -256,9 +256,9 @@ static inline struct swf_mag *swfi_depot_get_empty(struct swf_cache *c)
 /* ---- mag.c -----------------------------------------------------------------------------------
  */
 
-/* Add at least `want` empty magazines (whole table blocks: `want` rounded up to 8) in one
- * allocation, or as many blocks as the table still has room for (refill_lock held). Returns how
- * many it made: 0 when the table is full or memory ran out. */
+/* Add `want` empty magazines, rounded up to whole table blocks of 8, in one allocation: at most
+ * 512, and no more than the table still has room for (refill_lock held). Returns how many it
+ * made: 0 when the table is full or memory ran out. */
 uint32_t swfi_mags_make(struct swf_cache *c, uint32_t want);
 
 /* A chunk's own blocks of magazines (zeroed and prepared, `count` of them in a row at mem, a

@@ -2,7 +2,7 @@
  * lib/cache/mag.c - making magazines, and private chains of empty ones.
  *
  * Magazines are made only on the blocking paths (refill_lock held), as many as are needed at that
- * moment, in whole table blocks of 8 (4,224 bytes) and one allocation per call, and live until
+ * moment, in whole table blocks of 8 (4,224 bytes), up to 64 blocks an allocation, and live until
  * the cache is destroyed; new ones go on the depot's empty stack. The policy (policy.c) makes
  * them when spreading the loose list finds no empty one.
  *
@@ -17,12 +17,16 @@
 
 #include <errno.h>
 
-#define MAG_BLOCK (1u << MAG_BLOCK_SHIFT)
+#define MAG_BLOCK       (1u << MAG_BLOCK_SHIFT)
+#define MAKE_BLOCKS_MAX 64u /* one allocation makes at most 512 magazines (264 KiB) */
 
-/* Table blocks for `want` magazines, or fewer when the table has room for fewer (at least one). */
+/* Table blocks for `want` magazines: at most MAKE_BLOCKS_MAX, fewer when the table has room for
+ * fewer, at least one. */
 static uint32_t blocks_for(struct swf_cache *c, uint32_t want)
 {
-    uint32_t blocks = (want + MAG_BLOCK - 1) >> MAG_BLOCK_SHIFT;
+    uint32_t blocks = want / MAG_BLOCK + (want % MAG_BLOCK != 0);
+    if (blocks > MAKE_BLOCKS_MAX)
+        blocks = MAKE_BLOCKS_MAX;
     uint32_t room = MAG_BLOCKS_MAX - (swfi_load_relaxed_32(&c->mags.x_count) >> MAG_BLOCK_SHIFT);
     if (blocks > room)
         blocks = room;

@@ -9,7 +9,8 @@
  *     every object was allocated and freed none is on the loose list;
  *   - a chunk for 2 MiB of small objects is on 2 MiB-aligned huge pages and holds its own
  *     magazines; grows of 100 small objects map a cache's first chunk in whole pages, its
- *     second in units of 4 pages, then 64 KiB units;
+ *     second in units of 4 pages, then 64 KiB units; a first WAIT allocation makes magazines and
+ *     thread states in blocks of 8, fewer than 64, and carves an eighth of its page of objects;
  *   - a bound thread gets every object exactly once, in address order, then EAGAIN; a thread
  *     without a state (all shared states claimed) carves what it asks for; a WAIT allocation and a
  *     second grow take uncarved objects before they map memory.
@@ -159,6 +160,27 @@ static void chunk_sizes(void)
     ok(conserved(c) && swf_cache_destroy(c) == 0, "conservation, destroy");
 }
 
+/* A first use makes the magazines and thread states it needs, in table blocks of 8, not 64 of
+ * each; its one page of objects goes to a carve of an eighth of it at a time. */
+static void first_use_small(void)
+{
+    struct swf_cache *c = make(64, "first use");
+    void *obj = swf_cache_alloc(c, SWF_WAIT);
+    tap_require(obj != NULL, "WAIT");
+    uint32_t mags = swfi_load_relaxed_32(&c->mags.x_count);
+    uint32_t states = swfi_load_relaxed_32(&c->tstates.x_count);
+    ok(mags % 8 == 0 && mags < 64 && states % 8 == 0 && states <= 24,
+       "a first WAIT allocation makes %u magazines and %u thread states (blocks of 8)", mags,
+       states);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    struct swf_chunk *ch = c->chunks;
+    ok(ch != NULL && ch->nobjs == page / 64 && swfi_load_relaxed_64(&ch->x_carved) == page / 64 / 8,
+       "and carves an eighth of its one page of objects (%llu of %zu)",
+       ch ? (unsigned long long)swfi_load_relaxed_64(&ch->x_carved) : 0ull, ch ? ch->nobjs : 0);
+    swf_cache_free(c, obj);
+    ok(conserved(c) && swf_cache_destroy(c) == 0, "conservation, destroy");
+}
+
 static struct swf_cache *shared_c;
 
 static void *unbound_thread(void *arg)
@@ -224,6 +246,7 @@ int main(void)
     tap_require(o != NULL, "memory");
     grow_leaves_objects_uncarved(o);
     chunk_sizes();
+    first_use_small();
     without_a_state();
     free(o);
     return tap_done();
