@@ -76,11 +76,11 @@
 #define SWF_MAG_BLOCKS_MAX 524288 /* 4M magazines: 251M free objects at most */
 #endif
 #define MAG_BLOCKS_MAX   SWF_MAG_BLOCKS_MAX
-#define TS_BLOCK_SHIFT   3     /* 8 thread states (1 KiB) per block */
+#define TS_BLOCK_SHIFT   3      /* 8 thread states (1 KiB) per block */
 #define TS_BLOCKS_MAX    131072 /* 1M threads bound to one cache at once; others share */
-#define SPARE_EMPTY_MAGS 8     /* kept on the empty stack by the blocking paths */
-#define SHARED_STATES    8     /* thread states that threads without one claim for a call */
-#define CLAIM_ABANDONED  2     /* a shared state's claim word: claimed by a thread lost in fork */
+#define SPARE_EMPTY_MAGS 8      /* kept on the empty stack by the blocking paths */
+#define SHARED_STATES    8      /* thread states that threads without one claim for a call */
+#define CLAIM_ABANDONED  2      /* a shared state's claim word: claimed by a thread lost in fork */
 #define CHUNK_ALIGN      ((size_t)64 << 10)
 #define WAIT_BATCH_BYTES ((size_t)16 << 20) /* most a WAIT allocation maps at once */
 
