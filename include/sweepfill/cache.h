@@ -94,14 +94,18 @@
  *
  * Footprint (a 64-bit library built without debug checks): a cache keeps about 1 KiB until its
  * first use - a prefill, a grow or a WAIT allocation - which makes its tables and pools: magazines
- * in blocks of 64 (528 bytes each), thread states in blocks of 64 (128 bytes each), 8 shared pairs
- * and 16 spare magazines, and the objects' memory in chunks of at least 64 KiB. A cache of 64-byte
- * objects keeps about 100 KiB resident after its first allocation (bench/README.md, footprint).
- * Each thread bound to a cache costs that cache a thread state and two magazines (1,184 bytes),
- * and costs the thread 40 bytes of binding table per handle (above). In the per-CPU mode the first
- * use makes, instead of shared pairs, an 8-byte slot, 64 bytes of counters and one magazine (528
- * bytes) per possible CPU, and a thread bound to it costs a thread state (128 bytes, counters
- * only). A cache keeps what it made until it is destroyed.
+ * (528 bytes each) and thread states (128 bytes each), as many as that use needs, in blocks of 8;
+ * 8 shared pairs and 8 spare magazines; and the objects' memory in chunks, the first of which,
+ * with base pages, holds what the use maps (a WAIT allocation: a magazine's worth of objects)
+ * rounded up to whole pages (swf_huge_pages). A cache of 64-byte objects keeps about 29 KiB
+ * resident after its first allocation (one page of objects among it), and 30 KiB while 8 threads
+ * that made one allocation each are bound to it; 20 and 21 KiB in the per-CPU mode with 2
+ * possible CPUs (bench/README.md, footprint). Each thread bound to a cache costs that cache a
+ * thread state and two magazines (1,184 bytes), and costs the thread 40 bytes of binding table per
+ * handle (above). In the per-CPU mode the first use makes, instead of shared pairs, an 8-byte
+ * slot, 64 bytes of counters and one magazine (528 bytes) per possible CPU, and a thread bound to
+ * it costs a thread state (128 bytes, counters only). A cache keeps what it made until it is
+ * destroyed.
  *
  * Object memory: the cache uses an object's first 8 bytes only from the moment it is freed (a
  * single free reads them, then writes its mark there: swf_cache_free) and zeroes them when a
@@ -178,8 +182,10 @@ enum swf_huge_pages {
     /* Chunks of objects of a page or more, and chunks for 2 MiB of objects or more (a grow of
      * 32,768 objects of 64 bytes), are mapped 2 MiB-aligned with madvise(MADV_HUGEPAGE), in whole
      * huge pages whose slack holds more objects, when the system's transparent huge pages are
-     * "always" or "madvise"; smaller ones with base pages, in 64 KiB units. The kernel may still
-     * back them with base pages (fragmentation): stats.huge_bytes tells. */
+     * "always" or "madvise"; smaller ones with base pages: in whole pages for a cache's first
+     * chunk, in units of 4 pages (at most 64 KiB) for its second, and in 64 KiB units after that.
+     * The kernel may still back huge ones with base pages (fragmentation): stats.huge_bytes
+     * tells. */
     SWF_HUGE_PAGES_AUTO = 0,
     /* Base pages only (no MADV_HUGEPAGE, and MADV_NOHUGEPAGE so that "always" does not apply). */
     SWF_HUGE_PAGES_OFF = 1,

@@ -16,7 +16,7 @@ int swfi_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uin
     t->max_blocks = max_blocks;
     t->dir_cap = 0;
     t->dir_mem = NULL;
-    t->adopted = NULL;
+    t->owns = NULL;
     t->node_size = node_size;
     return 0;
 }
@@ -25,17 +25,17 @@ void swfi_itable_fini(struct swf_itable *t)
 {
     uint32_t count = swfi_load_relaxed_32(&t->x_count);
     for (uint32_t b = 0; b < (count >> t->shift); b++)
-        if (!t->adopted[b])
+        if (t->owns[b])
             free(t->x_blocks[b]);
     for (void **dir = t->x_blocks ? t->x_blocks - 1 : NULL; dir != NULL;) {
         void **older = dir[0];
         free(dir);
         dir = older;
     }
-    free(t->adopted);
+    free(t->owns);
     t->x_blocks = NULL;
     t->dir_mem = NULL;
-    t->adopted = NULL;
+    t->owns = NULL;
     t->dir_cap = 0;
 }
 
@@ -52,19 +52,19 @@ static int dir_reserve(struct swf_itable *t, uint32_t blocks)
         cap = t->max_blocks;
     /* Entry -1 links the directory this one replaces; every byte written (readers only read). */
     void **mem = calloc((size_t)cap + 1, sizeof(void *));
-    uint8_t *adopted = calloc(cap, 1); /* the owner's alone: replaced, not kept */
-    if (mem == NULL || adopted == NULL) {
+    uint8_t *owns = calloc(cap, 1); /* the owner's alone: replaced, not kept */
+    if (mem == NULL || owns == NULL) {
         free(mem);
-        free(adopted);
+        free(owns);
         return ENOMEM;
     }
     mem[0] = t->x_blocks ? t->x_blocks - 1 : NULL;
     if (t->dir_cap > 0) {
         memcpy(mem + 1, t->x_blocks, t->dir_cap * sizeof(void *));
-        memcpy(adopted, t->adopted, t->dir_cap);
+        memcpy(owns, t->owns, t->dir_cap);
     }
-    free(t->adopted);
-    t->adopted = adopted;
+    free(t->owns);
+    t->owns = owns;
     t->dir_mem = mem;
     swfi_store_release_ptr((void **)&t->x_blocks, mem + 1);
     t->dir_cap = cap;
@@ -80,29 +80,34 @@ int swfi_itable_reserve(struct swf_itable *t, uint32_t blocks)
     return 0;
 }
 
-/* Publish block as the next one; returns the index of its first node. */
-static uint32_t add_block(struct swf_itable *t, uint32_t count, void *block, bool adopted)
+/* Publish `blocks` blocks from mem, one after another, as the next ones; returns the index of the
+ * first node. owns: mem is the table's own allocation (fini frees it, through the first block). */
+static uint32_t add_blocks(struct swf_itable *t, uint32_t count, char *mem, uint32_t blocks,
+                           bool owns)
 {
     uint32_t b = count >> t->shift;
-    t->adopted[b] = adopted;
-    swfi_store_release_ptr(&t->x_blocks[b], block);
-    /* Release: stats readers that acquire the count see the block and its zeroed nodes. */
-    swfi_store_release_32(&t->x_count, count + (1u << t->shift));
+    size_t bytes = t->node_size << t->shift;
+    for (uint32_t k = 0; k < blocks; k++) {
+        t->owns[b + k] = owns && k == 0;
+        swfi_store_release_ptr(&t->x_blocks[b + k], mem + k * bytes);
+    }
+    /* Release: stats readers that acquire the count see the blocks and their zeroed nodes. */
+    swfi_store_release_32(&t->x_count, count + (blocks << t->shift));
     return count;
 }
 
-uint32_t swfi_itable_grow(struct swf_itable *t)
+uint32_t swfi_itable_grow(struct swf_itable *t, uint32_t blocks)
 {
     uint32_t count = swfi_load_relaxed_32(&t->x_count);
-    if (swfi_itable_reserve(t, 1) != 0)
+    if (blocks == 0 || swfi_itable_reserve(t, blocks) != 0)
         return UINT32_MAX;
-    size_t bytes = t->node_size << t->shift;
-    void *block;
+    size_t bytes = (t->node_size << t->shift) * blocks;
+    void *mem;
     /* Cache-line aligned, so that per-thread nodes sized in lines never share one. */
-    if (posix_memalign(&block, 64, bytes) != 0)
+    if (posix_memalign(&mem, 64, bytes) != 0)
         return UINT32_MAX;
-    memset(block, 0, bytes); /* also prepares every page: NOWAIT paths write nodes */
-    return add_block(t, count, block, false);
+    memset(mem, 0, bytes); /* also prepares every page: NOWAIT paths write nodes */
+    return add_blocks(t, count, mem, blocks, true);
 }
 
 uint32_t swfi_itable_adopt(struct swf_itable *t, void *block)
@@ -110,5 +115,5 @@ uint32_t swfi_itable_adopt(struct swf_itable *t, void *block)
     uint32_t count = swfi_load_relaxed_32(&t->x_count);
     if (swfi_itable_reserve(t, 1) != 0)
         return UINT32_MAX;
-    return add_block(t, count, block, true);
+    return add_blocks(t, count, block, 1, false);
 }

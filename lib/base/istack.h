@@ -41,7 +41,9 @@ struct swf_itable {
     uint32_t dir_cap; /* entries in the directory (the owner's mutex) */
     void **dir_mem;   /* x_blocks - 1, the directory's allocation: a pointer to its start, so
                          that a cache never destroyed is "still reachable" to leak checkers */
-    uint8_t *adopted; /* dir_cap flags (the owner's mutex): 1 where the block is the caller's
+    uint8_t *owns;    /* dir_cap flags (the owner's mutex): 1 where the block starts an
+                         allocation of the table's own (swfi_itable_grow), which fini frees; 0
+                         for the rest of that allocation and for the caller's blocks
                          (swfi_itable_adopt), which fini leaves alone */
     size_t node_size;
 };
@@ -118,10 +120,10 @@ static inline int swfi_istack_empty(const struct swf_istack *s)
     return (swfi_load_relaxed_64(&s->x_head) & SWF_ISTACK_INDEX_MASK) == 0;
 }
 
-/* Add one block of nodes (zeroed, every page written) to the table; the caller holds the owner's
- * mutex. Returns the index of the first new node, or UINT32_MAX if the table is full (max_blocks,
- * or SWF_ISTACK_NODES_MAX nodes) or memory ran out. */
-uint32_t swfi_itable_grow(struct swf_itable *t);
+/* Add `blocks` blocks of nodes (zeroed, every page written), in one allocation, to the table; the
+ * caller holds the owner's mutex. Returns the index of the first new node, or UINT32_MAX if the
+ * table would be full (max_blocks, or SWF_ISTACK_NODES_MAX nodes) or memory ran out. */
+uint32_t swfi_itable_grow(struct swf_itable *t, uint32_t blocks);
 /* Make room for `blocks` more blocks (the directory sized for them; the caller holds the owner's
  * mutex): 0, after which that many swfi_itable_adopt calls cannot fail, or ENOMEM (the table
  * would be full, or no memory for the directory). */

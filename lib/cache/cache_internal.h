@@ -71,16 +71,16 @@
 #include "base/util.h"
 
 #define MAG_CAP         SWF_CACHE_MAGAZINE
-#define MAG_BLOCK_SHIFT 6        /* 64 magazines (33 KiB) per table block */
-#ifndef SWF_MAG_BLOCKS_MAX       /* a test build lowers it (test/unit/cache_limits.c) */
-#define SWF_MAG_BLOCKS_MAX 65536 /* 4M magazines: 251M free objects at most */
+#define MAG_BLOCK_SHIFT 3         /* 8 magazines (4,224 bytes) per table block */
+#ifndef SWF_MAG_BLOCKS_MAX        /* a test build lowers it (test/unit/cache_limits.c) */
+#define SWF_MAG_BLOCKS_MAX 524288 /* 4M magazines: 251M free objects at most */
 #endif
 #define MAG_BLOCKS_MAX   SWF_MAG_BLOCKS_MAX
-#define TS_BLOCK_SHIFT   6     /* 64 thread states per block */
-#define TS_BLOCKS_MAX    16384 /* 1M threads bound to one cache at once; others share */
-#define SPARE_EMPTY_MAGS 16    /* kept on the empty stack by the blocking paths */
-#define SHARED_STATES    8     /* thread states that threads without one claim for a call */
-#define CLAIM_ABANDONED  2     /* a shared state's claim word: claimed by a thread lost in fork */
+#define TS_BLOCK_SHIFT   3      /* 8 thread states (1 KiB) per block */
+#define TS_BLOCKS_MAX    131072 /* 1M threads bound to one cache at once; others share */
+#define SPARE_EMPTY_MAGS 8      /* kept on the empty stack by the blocking paths */
+#define SHARED_STATES    8      /* thread states that threads without one claim for a call */
+#define CLAIM_ABANDONED  2      /* a shared state's claim word: claimed by a thread lost in fork */
 #define CHUNK_ALIGN      ((size_t)64 << 10)
 #define WAIT_BATCH_BYTES ((size_t)16 << 20) /* most a WAIT allocation maps at once */
 
@@ -254,13 +254,15 @@ static inline struct swf_mag *swfi_depot_get_empty(struct swf_cache *c)
 /* ---- mag.c -----------------------------------------------------------------------------------
  */
 
-/* Add a block of empty magazines (refill_lock held). 0 or ENOMEM (table full, or no memory). */
-int swfi_mags_make(struct swf_cache *c);
+/* Add `want` empty magazines, rounded up to whole table blocks of 8, in one allocation: at most
+ * 512, and no more than the table still has room for (refill_lock held). Returns how many it
+ * made: 0 when the table is full or memory ran out. */
+uint32_t swfi_mags_make(struct swf_cache *c, uint32_t want);
 
-/* A chunk's own blocks of magazines (zeroed and prepared, in a row at mem), room for which
- * swfi_itable_reserve made: adopted by the table, put on the depot's empty stack in one push,
- * and counted in the credit (refill_lock held). */
-void swfi_mags_adopt(struct swf_cache *c, void *mem, uint32_t blocks);
+/* A chunk's own blocks of magazines (zeroed and prepared, `count` of them in a row at mem, a
+ * whole number of table blocks), room for which swfi_itable_reserve made: adopted by the table,
+ * put on the depot's empty stack in one push, and counted in the credit (refill_lock held). */
+void swfi_mags_adopt(struct swf_cache *c, void *mem, uint32_t count);
 
 /* Make magazines for n new objects, beyond the credit (refill_lock held): returns how many
  * objects the credit covers, n or fewer when the magazine table is full. */

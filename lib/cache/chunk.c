@@ -54,8 +54,9 @@ struct pm_scan_arg {
 #define HUGE_MIN_BYTES   ((size_t)2 << 20)  /* AUTO: this many bytes of objects get huge pages */
 #define PARALLEL_MIN     ((size_t)16 << 20) /* grow_threads: split only larger chunks */
 #define GROW_STEP_BYTES  ((size_t)64 << 20) /* swfi_map_objects maps at most this at once */
-#define MAG_BLOCK        ((size_t)1 << MAG_BLOCK_SHIFT)
-#define MAG_BLOCK_BYTES  (sizeof(struct swf_mag) << MAG_BLOCK_SHIFT)
+#define MAG_RUN          ((size_t)64) /* a huge chunk's own magazines: runs of 64 (8 blocks) */
+#define MAG_RUN_BYTES    (sizeof(struct swf_mag) * MAG_RUN)
+#define CARVE_SHARE      8 /* a carve takes at most this fraction of its chunk */
 #define THP_ENABLED_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
 
 bool swfi_thp_available(void)
@@ -241,53 +242,67 @@ static size_t allowed_by_limit(struct swf_cache *c, size_t want)
     return limit - capacity < want ? (size_t)(limit - capacity) : want;
 }
 
-/* How a chunk is laid out: nobjs objects from its base, mag_blocks blocks of magazines from
+/* How a chunk is laid out: nobjs objects from its base, mag_runs runs of MAG_RUN magazines from
  * mag_off (the end), bytes in all; huge: 2 MiB-aligned, MADV_HUGEPAGE. */
 struct layout {
     size_t nobjs;
     size_t mag_off;
     size_t bytes;
-    uint32_t mag_blocks;
+    uint32_t mag_runs;
     bool huge;
 };
 
+/* The unit of a chunk of base pages: a page for a cache's first chunk, four times larger for each
+ * later one, up to 64 KiB (CHUNK_ALIGN) from the third on. So a cache's first use maps what it
+ * needs, rounded up to a page, and a cache that keeps growing soon maps 64 KiB at a time. Chunks
+ * stay CHUNK_ALIGN-aligned whatever their size (one chunk per granule of the map: freecheck.c). */
+static size_t small_unit(const struct swf_cache *c)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), unit = page;
+    uint64_t chunks = swfi_load_relaxed_64(&c->x_chunks);
+    for (uint64_t i = 0; i < chunks && unit < CHUNK_ALIGN; i++)
+        unit <<= 2;
+    return unit < CHUNK_ALIGN ? unit : page > CHUNK_ALIGN ? page : CHUNK_ALIGN;
+}
+
 /* The layout of a chunk for at least n objects (false on overflow). Memory comes in whole units,
- * whose slack holds objects too: 64 KiB units (CHUNK_ALIGN), rounded up to huge pages for a huge
- * chunk. With own_mags, a huge chunk that needs a block of magazines or more holds its own
- * (mag.c adopts them), and its objects fill the rest of its huge pages: the magazines then share
- * the chunk's huge pages and its one preparation, where a block made apart costs a page fault per
- * 4 KiB. The caller clamps nobjs to the limit. */
+ * whose slack holds objects too: small_unit's for base pages, 64 KiB units (CHUNK_ALIGN) rounded
+ * up to huge pages for a huge chunk. With own_mags, a huge chunk that needs a run of magazines or
+ * more holds its own (mag.c adopts them), and its objects fill the rest of its huge pages: the
+ * magazines then share the chunk's huge pages and its one preparation, where magazines made apart
+ * cost a page fault per 4 KiB. The caller clamps nobjs to the limit. */
 static bool plan(struct swf_cache *c, size_t n, bool own_mags, struct layout *l)
 {
     size_t obj_bytes, units;
-    if (swfi_mul_overflows(n, c->stride, &obj_bytes) ||
-        !swfi_round_up(obj_bytes, CHUNK_ALIGN, &units))
+    if (swfi_mul_overflows(n, c->stride, &obj_bytes))
         return false;
     l->huge = c->huge_pages == SWF_HUGE_PAGES_REQUIRED ||
               (c->huge_pages == SWF_HUGE_PAGES_AUTO &&
                (c->stride >= 4096 || obj_bytes >= HUGE_MIN_BYTES) && swfi_thp_available());
+    if (!swfi_round_up(obj_bytes, l->huge ? CHUNK_ALIGN : small_unit(c), &units))
+        return false;
     size_t mags = (n + MAG_CAP - 1) / MAG_CAP;
-    l->mag_blocks = 0;
-    if (!own_mags || !l->huge || mags < MAG_BLOCK) {
+    l->mag_runs = 0;
+    if (!own_mags || !l->huge || mags < MAG_RUN) {
         l->nobjs = units / c->stride;
-        if (!swfi_round_up(units, l->huge ? HUGE_PAGE : CHUNK_ALIGN, &l->bytes))
+        if (!swfi_round_up(units, l->huge ? HUGE_PAGE : 1, &l->bytes))
             return false;
         l->mag_off = l->bytes;
         return true;
     }
-    l->mag_blocks = (uint32_t)((mags + MAG_BLOCK - 1) / MAG_BLOCK);
+    l->mag_runs = (uint32_t)((mags + MAG_RUN - 1) / MAG_RUN);
     size_t obj_end;
     if (!swfi_round_up(obj_bytes, 64, &obj_end) ||
-        !swfi_round_up(obj_end + (size_t)l->mag_blocks * MAG_BLOCK_BYTES, HUGE_PAGE, &l->bytes))
+        !swfi_round_up(obj_end + (size_t)l->mag_runs * MAG_RUN_BYTES, HUGE_PAGE, &l->bytes))
         return false;
-    /* Fill the huge pages: as many objects as fit beside the blocks that hold them. */
+    /* Fill the huge pages: as many objects as fit beside the runs that hold them. */
     for (;;) {
-        l->nobjs = (l->bytes - (size_t)l->mag_blocks * MAG_BLOCK_BYTES) / c->stride;
-        if (l->nobjs <= (size_t)l->mag_blocks * MAG_BLOCK * MAG_CAP)
+        l->nobjs = (l->bytes - (size_t)l->mag_runs * MAG_RUN_BYTES) / c->stride;
+        if (l->nobjs <= (size_t)l->mag_runs * MAG_RUN * MAG_CAP)
             break;
-        l->mag_blocks++;
+        l->mag_runs++;
     }
-    l->mag_off = l->bytes - (size_t)l->mag_blocks * MAG_BLOCK_BYTES; /* a multiple of 64 */
+    l->mag_off = l->bytes - (size_t)l->mag_runs * MAG_RUN_BYTES; /* a multiple of 64 */
     return true;
 }
 
@@ -348,9 +363,10 @@ static bool plan_with_mags(struct swf_cache *c, size_t allowed, struct layout *l
     if (!plan(c, allowed, true, l))
         return false;
     l->nobjs = allowed_by_limit(c, l->nobjs); /* the slack's objects, within the limit */
-    if (l->mag_blocks && swfi_itable_reserve(&c->mags, l->mag_blocks) == 0)
+    if (l->mag_runs &&
+        swfi_itable_reserve(&c->mags, l->mag_runs * (uint32_t)(MAG_RUN >> MAG_BLOCK_SHIFT)) == 0)
         return true;
-    if (l->mag_blocks && !plan(c, allowed, false, l))
+    if (l->mag_runs && !plan(c, allowed, false, l))
         return false;
     l->nobjs = allowed_by_limit(c, l->nobjs);
     size_t held = swfi_mags_cover(c, l->nobjs);
@@ -393,8 +409,8 @@ static int map_step(struct swf_cache *c, size_t want)
                                       : "the system refused memory";
         return err;
     }
-    if (l.mag_blocks)
-        swfi_mags_adopt(c, ch->base + l.mag_off, l.mag_blocks);
+    if (l.mag_runs)
+        swfi_mags_adopt(c, ch->base + l.mag_off, l.mag_runs * (uint32_t)MAG_RUN);
     /* The objects stay uncarved until allocations carve them, into magazines of their own: the
      * magazines made for them wait empty on the depot for the frees that will need the room. */
     swfi_mags_promise(c, ch->nobjs);
@@ -420,8 +436,13 @@ uint32_t swfi_carve(struct swf_cache *c, void **dst, uint32_t want)
     struct swf_chunk *ch = swfi_load_acquire_ptr((void *const *)&c->x_carve);
     while (ch != NULL) {
         uint64_t k = swfi_load_relaxed_64(&ch->x_carved);
+        /* At most an eighth of the chunk at once: the few objects of a cache's first, small
+         * chunks go to several threads (or CPUs) before a new chunk is mapped for want of one. */
+        uint64_t most = ch->nobjs / CARVE_SHARE ? ch->nobjs / CARVE_SHARE : 1;
+        if (most > want)
+            most = want;
         while (k < ch->nobjs) {
-            uint64_t take = ch->nobjs - k < want ? ch->nobjs - k : want;
+            uint64_t take = ch->nobjs - k < most ? ch->nobjs - k : most;
             if (swfi_cas_acq_rel_64(&ch->x_carved, &k, k + take)) {
                 /* The last entry is the lowest address: a magazine hands it out first. Each
                  * object's first line is fetched for writing now, while the run is handed out

@@ -1,13 +1,14 @@
 /*
  * lib/cache/mag.c - making magazines, and private chains of empty ones.
  *
- * Magazines are made only on the blocking paths (refill_lock held), in blocks of 64, and live
- * until the cache is destroyed; new ones go on the depot's empty stack. The policy (policy.c)
- * makes them when spreading the loose list finds no empty one.
+ * Magazines are made only on the blocking paths (refill_lock held), as many as are needed at that
+ * moment, in whole table blocks of 8 (4,224 bytes), up to 64 blocks an allocation, and live until
+ * the cache is destroyed; new ones go on the depot's empty stack. The policy (policy.c) makes
+ * them when spreading the loose list finds no empty one.
  *
  * A grow makes magazines for the objects it maps, before it maps them, so that every ready object
  * has room in one: a magazine per SWF_CACHE_MAGAZINE objects of every chunk, counted in
- * mag_credit (made for objects, not yet promised to a chunk's) so that blocks of 64 serve several
+ * mag_credit (made for objects, not yet promised to a chunk's) so that a block of 8 serves several
  * small chunks and none is counted twice. The objects themselves stay uncarved in their chunk
  * until allocations carve them (chunk.c), so these magazines wait empty on the depot for the
  * frees. A chunk of small objects on huge pages holds its own blocks, which the table adopts.
@@ -16,25 +17,43 @@
 
 #include <errno.h>
 
-int swfi_mags_make(struct swf_cache *c)
+#define MAG_BLOCK       (1u << MAG_BLOCK_SHIFT)
+#define MAKE_BLOCKS_MAX 64u /* one allocation makes at most 512 magazines (264 KiB) */
+
+/* Table blocks for `want` magazines: at most MAKE_BLOCKS_MAX, fewer when the table has room for
+ * fewer, at least one. */
+static uint32_t blocks_for(struct swf_cache *c, uint32_t want)
 {
-    uint32_t first = swfi_itable_grow(&c->mags);
+    uint32_t blocks = want / MAG_BLOCK + (want % MAG_BLOCK != 0);
+    if (blocks > MAKE_BLOCKS_MAX)
+        blocks = MAKE_BLOCKS_MAX;
+    uint32_t room = MAG_BLOCKS_MAX - (swfi_load_relaxed_32(&c->mags.x_count) >> MAG_BLOCK_SHIFT);
+    if (blocks > room)
+        blocks = room;
+    return blocks ? blocks : 1;
+}
+
+uint32_t swfi_mags_make(struct swf_cache *c, uint32_t want)
+{
+    uint32_t blocks = blocks_for(c, want);
+    uint32_t first = swfi_itable_grow(&c->mags, blocks);
     if (first == UINT32_MAX)
-        return ENOMEM;
-    for (uint32_t i = first; i < first + (1u << MAG_BLOCK_SHIFT); i++) {
+        return 0;
+    uint32_t count = blocks << MAG_BLOCK_SHIFT;
+    for (uint32_t i = first; i < first + count; i++) {
         struct swf_mag *m = swfi_mag_at(c, i);
         m->index = i;
         m->cache = c;
         swfi_depot_put(c, m);
     }
-    return 0;
+    return count;
 }
 
-void swfi_mags_adopt(struct swf_cache *c, void *mem, uint32_t blocks)
+void swfi_mags_adopt(struct swf_cache *c, void *mem, uint32_t count)
 {
     struct swf_mag *m = mem; /* blocks of zeroed, prepared nodes, one after another */
-    uint32_t first = UINT32_MAX, count = blocks << MAG_BLOCK_SHIFT;
-    for (uint32_t b = 0; b < blocks; b++) {
+    uint32_t first = UINT32_MAX;
+    for (uint32_t b = 0; b < count >> MAG_BLOCK_SHIFT; b++) {
         uint32_t i = swfi_itable_adopt(&c->mags, m + ((size_t)b << MAG_BLOCK_SHIFT));
         if (first == UINT32_MAX)
             first = i; /* the table grows only here and under refill_lock: indices follow on */
@@ -53,8 +72,12 @@ void swfi_mags_adopt(struct swf_cache *c, void *mem, uint32_t blocks)
 size_t swfi_mags_cover(struct swf_cache *c, size_t n)
 {
     uint64_t need = (n + MAG_CAP - 1) / MAG_CAP;
-    while (c->mag_credit < need && swfi_mags_make(c) == 0)
-        c->mag_credit += 1u << MAG_BLOCK_SHIFT;
+    uint32_t made = 1;
+    while (c->mag_credit < need && made != 0) {
+        uint64_t lack = need - c->mag_credit;
+        made = swfi_mags_make(c, lack < UINT32_MAX ? (uint32_t)lack : UINT32_MAX);
+        c->mag_credit += made;
+    }
     return c->mag_credit >= need ? n : (size_t)c->mag_credit * MAG_CAP;
 }
 
@@ -66,7 +89,9 @@ void swfi_mags_promise(struct swf_cache *c, size_t n)
 
 void swfi_mags_reserve(struct swf_cache *c, uint64_t n)
 {
-    while (swfi_load_relaxed_64(&c->x_empty_mags) < n && swfi_mags_make(c) == 0)
+    uint64_t have;
+    while ((have = swfi_load_relaxed_64(&c->x_empty_mags)) < n &&
+           swfi_mags_make(c, (uint32_t)(n - have)) != 0)
         ;
 }
 
@@ -94,10 +119,10 @@ size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked, stru
         if (m == NULL) {
             if (!locked)
                 pthread_mutex_lock(&c->refill_lock);
-            int err = swfi_mags_make(c);
+            uint32_t made = swfi_mags_make(c, (uint32_t)(count - taken));
             if (!locked)
                 pthread_mutex_unlock(&c->refill_lock);
-            if (err != 0)
+            if (made == 0)
                 break;
             continue;
         }

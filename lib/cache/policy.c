@@ -66,7 +66,7 @@ static uint64_t spread(struct swf_cache *c, void *chain, bool make)
     uint64_t moved = 0;
     while (chain != NULL) {
         struct swf_mag *m = swfi_depot_get_empty(c);
-        if (m == NULL && make && swfi_mags_make(c) == 0)
+        if (m == NULL && make && swfi_mags_make(c, 1) != 0)
             m = swfi_depot_get_empty(c);
         if (m == NULL)
             break;

@@ -21,7 +21,7 @@
 
 static int make_tstates(struct swf_cache *c)
 {
-    uint32_t first = swfi_itable_grow(&c->tstates);
+    uint32_t first = swfi_itable_grow(&c->tstates, 1);
     if (first == UINT32_MAX)
         return ENOMEM;
     for (uint32_t i = first; i < first + (1u << TS_BLOCK_SHIFT); i++) {

@@ -1,6 +1,6 @@
 /*
- * test/unit/cache_carve.c - lazy carving (lib/cache/chunk.c, policy.c): a grow leaves the objects it
- * maps uncarved and makes their magazines beforehand; allocations carve them.
+ * test/unit/cache_carve.c - lazy carving (lib/cache/chunk.c, policy.c): a grow leaves the objects
+ * it maps uncarved and makes their magazines beforehand; allocations carve them.
  *
  * Built from the library's sources (it reads the cache's internals):
  *   - a grow of N objects puts none into a magazine: all are uncarved, ready in the stats, and
@@ -8,7 +8,9 @@
  *   - a magazine per SWF_CACHE_MAGAZINE objects is made before the memory is mapped, and after
  *     every object was allocated and freed none is on the loose list;
  *   - a chunk for 2 MiB of small objects is on 2 MiB-aligned huge pages and holds its own
- *     magazines, a grow of 100 maps 64 KiB;
+ *     magazines; grows of 100 small objects map a cache's first chunk in whole pages, its
+ *     second in units of 4 pages, then 64 KiB units; a first WAIT allocation makes magazines and
+ *     thread states in blocks of 8, fewer than 64, and carves an eighth of its page of objects;
  *   - a bound thread gets every object exactly once, in address order, then EAGAIN; a thread
  *     without a state (all shared states claimed) carves what it asks for; a WAIT allocation and a
  *     second grow take uncarved objects before they map memory.
@@ -16,6 +18,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cache/cache_internal.h"
 #include "../common/tap.h"
@@ -116,12 +119,24 @@ static void grow_leaves_objects_uncarved(void **o)
 
 static void chunk_sizes(void)
 {
+    /* Chunks of base pages: the first in whole pages, the second in units of 4 pages, then
+     * 64 KiB units; each filled with objects to its end. */
     struct swf_cache *c = make(64, "small");
-    tap_require(swf_cache_grow(c, 100) == 0, "grow 100");
-    struct swf_cache_stats s = stats_of(c);
-    ok(s.bytes_mapped == 64 << 10 && s.chunks == 1 && s.capacity == (64 << 10) / 64,
-       "a grow of 100 small objects maps 64 KiB, filled with %llu objects",
-       (unsigned long long)s.capacity);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), mapped = 0;
+    for (unsigned k = 0; k < 4; k++) {
+        uint64_t unit = k == 0 ? page : k == 1 ? 4 * page : 64 << 10;
+        unit = unit < page ? page : unit;
+        uint64_t want = (100 * 64 + unit - 1) / unit * unit; /* 100 objects, in whole units */
+        tap_require(swf_cache_grow(c, stats_of(c).capacity + 100) == 0, "grow 100 more");
+        struct swf_cache_stats s = stats_of(c);
+        ok(s.bytes_mapped == mapped + want && s.chunks == k + 1 &&
+               s.capacity == s.bytes_mapped / 64,
+           "grow %u of 100 small objects maps %llu KiB (%llu-byte units), filled with objects "
+           "(%llu in all)",
+           k + 1, (unsigned long long)((s.bytes_mapped - mapped) >> 10), (unsigned long long)unit,
+           (unsigned long long)s.capacity);
+        mapped = s.bytes_mapped;
+    }
     ok(swf_cache_destroy(c) == 0, "destroy");
 
     if (!swfi_thp_available() || tap_under_valgrind() || tap_under_qemu()) {
@@ -142,6 +157,27 @@ static void chunk_sizes(void)
        "its magazines live in it, after its objects");
     if (i != UINT32_MAX)
         swfi_istack_push(&c->empty, &c->mags, i);
+    ok(conserved(c) && swf_cache_destroy(c) == 0, "conservation, destroy");
+}
+
+/* A first use makes the magazines and thread states it needs, in table blocks of 8, not 64 of
+ * each; its one page of objects goes to a carve of an eighth of it at a time. */
+static void first_use_small(void)
+{
+    struct swf_cache *c = make(64, "first use");
+    void *obj = swf_cache_alloc(c, SWF_WAIT);
+    tap_require(obj != NULL, "WAIT");
+    uint32_t mags = swfi_load_relaxed_32(&c->mags.x_count);
+    uint32_t states = swfi_load_relaxed_32(&c->tstates.x_count);
+    ok(mags % 8 == 0 && mags < 64 && states % 8 == 0 && states <= 24,
+       "a first WAIT allocation makes %u magazines and %u thread states (blocks of 8)", mags,
+       states);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    struct swf_chunk *ch = c->chunks;
+    ok(ch != NULL && ch->nobjs == page / 64 && swfi_load_relaxed_64(&ch->x_carved) == page / 64 / 8,
+       "and carves an eighth of its one page of objects (%llu of %zu)",
+       ch ? (unsigned long long)swfi_load_relaxed_64(&ch->x_carved) : 0ull, ch ? ch->nobjs : 0);
+    swf_cache_free(c, obj);
     ok(conserved(c) && swf_cache_destroy(c) == 0, "conservation, destroy");
 }
 
@@ -210,6 +246,7 @@ int main(void)
     tap_require(o != NULL, "memory");
     grow_leaves_objects_uncarved(o);
     chunk_sizes();
+    first_use_small();
     without_a_state();
     free(o);
     return tap_done();

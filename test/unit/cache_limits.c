@@ -6,7 +6,7 @@
  *     limit allows, every mapped object becomes ready, and NOWAIT hands out every one of them.
  *   - One WAIT allocation of a large object maps at most 16 MiB (or the one object), not 60.
  *   - At a lowered magazine table (this program is also built from the library's sources with
- *     SWF_MAG_BLOCKS_MAX=8: 512 magazines, as cache_limits_small_table), a grow beyond what the
+ *     SWF_MAG_BLOCKS_MAX=64: 512 magazines, as cache_limits_small_table), a grow beyond what the
  *     table can hold fails at once, and grows up to its end map nothing that it cannot hold.
  *   - lock_memory locks what it maps (VmLck); alignments of 1, 2 and 4 still space objects by a
  *     multiple of 8 (a free object holds a pointer); reserved fields must be zero.
@@ -21,7 +21,7 @@
 
 #include "../common/tap.h"
 
-#define CHUNK_GRAIN ((uint64_t)64 << 10) /* chunks are mapped in 64 KiB units */
+#define CHUNK_GRAIN ((uint64_t)64 << 10) /* chunks are mapped in units of at most 64 KiB */
 
 static struct swf_cache_stats stats_of(struct swf_cache *c)
 {

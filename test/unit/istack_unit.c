@@ -5,7 +5,7 @@
  * Pushes and pops keep LIFO order and bump the tag on every change, the tag carries into its own
  * bits only (never into the index), and it wraps at 2^40 back to 0 with the index intact. A
  * table reserves room for several blocks, adopts one its owner made (and leaves it to the owner
- * at fini), and a chain of nodes is pushed in one step.
+ * at fini), makes several in one allocation, and a chain of nodes is pushed in one step.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +28,8 @@ int main(void)
 {
     struct swf_itable t;
     tap_require(swfi_itable_init(&t, sizeof(struct node), 4, 8) == 0, "table");
-    uint32_t first = swfi_itable_grow(&t);
-    tap_require(first == 0 && swfi_itable_grow(&t) == 16, "two blocks of 16");
+    uint32_t first = swfi_itable_grow(&t, 1);
+    tap_require(first == 0 && swfi_itable_grow(&t, 1) == 16, "two blocks of 16");
     struct swf_istack s = {0};
     ok(swfi_istack_empty(&s) && swfi_istack_pop(&s, &t) == UINT32_MAX, "empty");
     for (uint32_t i = 0; i < 32; i++)
@@ -70,7 +70,16 @@ int main(void)
     ok(order && swfi_istack_pop(&s, &t) == 5 && swfi_istack_empty(&s),
        "a chain of 16 pushed in one step (the tag moves once) pops in its order, then what was "
        "below it");
-    swfi_itable_fini(&t);
+
+    /* Several blocks in one allocation: their nodes follow on in memory; no more than the table
+     * holds (5 of its 8 blocks are left). */
+    ok(swfi_itable_grow(&t, 6) == UINT32_MAX, "6 blocks where 5 are left: none made");
+    at = swfi_itable_grow(&t, 5);
+    struct node *run = swfi_itable_node(&t, 48);
+    ok(at == 48 && swfi_itable_node(&t, 127) == run + 79 && run[79].x_next == 0,
+       "5 blocks made at once take nodes 48-127, one run of zeroed memory");
+    ok(swfi_itable_grow(&t, 1) == UINT32_MAX, "and the table is full");
+    swfi_itable_fini(&t); /* frees the run once (a sanitizer or valgrind sees a double free) */
     free(mine); /* the owner's: fini left it alone (a sanitizer or valgrind sees a double free) */
     return tap_done();
 }
