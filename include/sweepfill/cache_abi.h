@@ -71,44 +71,54 @@ static inline struct swf_thread_cache_ *swf_cache_state_(struct swf_cache *c)
     return SWF_STATIC_CAST_(struct swf_thread_cache_ *, t->table[h->handle].state);
 }
 
+#ifdef SWF_RSEQ_ABI_
+/* This thread's inputs to its sequences on the slots of h's cache (*slots), or NULL: no slots yet,
+ * or the thread has no registered rseq area. They come from the cache's head and the thread's
+ * TLS, not from its state, so that a sequence does not wait for the binding table's lookup. */
+static inline const struct swf_thread_ *swf_cache_pcpu_thread_(const struct swf_cache_head_ *h,
+                                                               uintptr_t **slots)
+{
+    const struct swf_thread_ *t = &swf_thread_self_;
+    *slots = __atomic_load_n(&h->x_slots, __ATOMIC_ACQUIRE);
+    return *slots != SWF_NULL_ && t->rseq != SWF_NULL_ ? t : SWF_NULL_;
+}
+#endif
+
 /* Pop an object from the magazine of the CPU the thread runs on (the per-CPU mode): 1, or 0 when
- * there is none to pop there (or no slots yet, a thread without a registered rseq area, or no
- * sequences in this build: the library decides). An aborted sequence is tried again. The inputs
- * come from the cache's head and the thread's TLS, not from its state, so that the sequence does
- * not wait for the binding table's lookup. */
-static inline int swf_cache_pcpu_pop_(const struct swf_cache_head_ *h, void **obj)
+ * there is none to pop there (or no slots, no registered area, or no sequences in this build:
+ * the library decides). An aborted sequence is tried again, counted in *aborts unless it is
+ * NULL. */
+static inline int swf_cache_pcpu_pop_(const struct swf_cache_head_ *h, void **obj, uint64_t *aborts)
 {
 #ifdef SWF_RSEQ_ABI_
-    uintptr_t *slots = __atomic_load_n(&h->x_slots, __ATOMIC_ACQUIRE);
-    const struct swf_thread_ *t = &swf_thread_self_;
-    uint32_t st;
-    if (slots == SWF_NULL_ || t->rseq == SWF_NULL_)
-        return 0;
-    while ((st = swf_rseq_pop_once_(t->rseq, t->rseq_index, slots, h->nslots, obj)) ==
-           SWF_RSEQ_ABORT_)
-        ;
+    uintptr_t *slots;
+    const struct swf_thread_ *t = swf_cache_pcpu_thread_(h, &slots);
+    uint32_t st = SWF_RSEQ_FAIL_;
+    while (t != SWF_NULL_ && (st = swf_rseq_pop_once_(t->rseq, t->rseq_index, slots, h->nslots,
+                                                      obj)) == SWF_RSEQ_ABORT_)
+        if (aborts != SWF_NULL_)
+            ++*aborts;
     return st == SWF_RSEQ_DONE_;
 #else
-    (void)h, (void)obj;
+    (void)h, (void)obj, (void)aborts;
     return 0;
 #endif
 }
 
 /* Push obj on the magazine of the CPU the thread runs on: 1, or 0 when it is full (or as above). */
-static inline int swf_cache_pcpu_push_(const struct swf_cache_head_ *h, void *obj)
+static inline int swf_cache_pcpu_push_(const struct swf_cache_head_ *h, void *obj, uint64_t *aborts)
 {
 #ifdef SWF_RSEQ_ABI_
-    uintptr_t *slots = __atomic_load_n(&h->x_slots, __ATOMIC_ACQUIRE);
-    const struct swf_thread_ *t = &swf_thread_self_;
-    uint32_t st;
-    if (slots == SWF_NULL_ || t->rseq == SWF_NULL_)
-        return 0;
-    while ((st = swf_rseq_push_once_(t->rseq, t->rseq_index, slots, h->nslots, obj,
-                                     SWF_CACHE_MAGAZINE)) == SWF_RSEQ_ABORT_)
-        ;
+    uintptr_t *slots;
+    const struct swf_thread_ *t = swf_cache_pcpu_thread_(h, &slots);
+    uint32_t st = SWF_RSEQ_FAIL_;
+    while (t != SWF_NULL_ && (st = swf_rseq_push_once_(t->rseq, t->rseq_index, slots, h->nslots,
+                                                       obj, SWF_CACHE_MAGAZINE)) == SWF_RSEQ_ABORT_)
+        if (aborts != SWF_NULL_)
+            ++*aborts;
     return st == SWF_RSEQ_DONE_;
 #else
-    (void)h, (void)obj;
+    (void)h, (void)obj, (void)aborts;
     return 0;
 #endif
 }

@@ -383,41 +383,21 @@ void swfi_pcpu_fini(struct swf_cache *c);
  * the fast paths' sequences read, once the mode is per-CPU and the area is registered. */
 void swfi_pcpu_arm_thread(void);
 
-/* The fast paths' sequences (cache.h's, with aborts counted: swfi_rseq_aborts). */
+/* The fast paths' sequences: cache.h's, with aborts counted (swfi_rseq_aborts). */
+#ifdef SWF_RSEQ
+#define SWFI_ABORTS (&swfi_rseq_aborts_)
+#else
+#define SWFI_ABORTS NULL
+#endif
+
 static inline bool swfi_pcpu_pop(struct swf_cache *c, void **obj)
 {
-#ifdef SWF_RSEQ
-    uintptr_t *slots = (uintptr_t *)swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots);
-    const struct swf_thread_ *t = &swf_thread_self_;
-    uint32_t st;
-    if (slots == NULL || t->rseq == NULL)
-        return false;
-    while ((st = swf_rseq_pop_once_(t->rseq, t->rseq_index, slots, c->owner.head.nslots, obj)) ==
-           SWF_RSEQ_ABORT_)
-        swfi_rseq_aborts_++;
-    return st == SWF_RSEQ_DONE_;
-#else
-    (void)c, (void)obj;
-    return false;
-#endif
+    return swf_cache_pcpu_pop_(&c->owner.head, obj, SWFI_ABORTS);
 }
 
 static inline bool swfi_pcpu_push(struct swf_cache *c, void *obj)
 {
-#ifdef SWF_RSEQ
-    uintptr_t *slots = (uintptr_t *)swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots);
-    const struct swf_thread_ *t = &swf_thread_self_;
-    uint32_t st;
-    if (slots == NULL || t->rseq == NULL)
-        return false;
-    while ((st = swf_rseq_push_once_(t->rseq, t->rseq_index, slots, c->owner.head.nslots, obj,
-                                     MAG_CAP)) == SWF_RSEQ_ABORT_)
-        swfi_rseq_aborts_++;
-    return st == SWF_RSEQ_DONE_;
-#else
-    (void)c, (void)obj;
-    return false;
-#endif
+    return swf_cache_pcpu_push_(&c->owner.head, obj, SWFI_ABORTS);
 }
 
 /* An object from this CPU's magazine, refilled from the depot when empty; NULL when neither had
