@@ -3,8 +3,8 @@
  *
  * The NOWAIT path takes from this thread's loaded magazine (no atomics; in the per-CPU mode, from
  * its CPU's magazine in a restartable sequence: percpu.c), as cache.h's inline path does, and on
- * its slow path follows the
- * allocation policy (policy.c) down to EAGAIN: no lock, no system call, and only prepared memory.
+ * its slow path follows the allocation policy (policy.c) down to EAGAIN: no lock, no system call,
+ * and only prepared memory.
  */
 #include "cache/cache_internal.h"
 
@@ -220,8 +220,8 @@ int swf_cache_free(struct swf_cache *c, void *obj)
                    swfi_free_ok(c, ts, obj))) {
         struct swf_magazine_ *m = ts->pub.loaded;
         if (SWF_LIKELY(m != NULL && m->n < MAG_CAP)) {
-            uint32_t n =
-                m->n; /* read before the mark's store, which the compiler cannot tell apart */
+            /* n read before the mark's store, which the compiler cannot tell apart from it */
+            uint32_t n = m->n;
             swfi_mark_free(c, obj);
             m->obj[n] = obj;
             m->n = n + 1;

@@ -3,7 +3,9 @@
  *
  * In the per-CPU mode no thread has magazines of its own: each CPU (each concurrent thread id,
  * mm_cid, where the kernel has it) has one magazine in the cache's slot array, and a NOWAIT
- * allocation or free pops or pushes one object there in a restartable sequence. A preempted
+ * allocation or free pops or pushes one object there in a restartable sequence (cache.c's fast
+ * paths and cache.h's inline path run them, with the inputs swfi_pcpu_arm_thread gives the
+ * thread; the bulk calls move up to a magazine's worth in one sequence). A preempted
  * thread therefore holds nothing: the kernel aborts its sequence, and the objects stay in the
  * CPU's magazine for whoever runs there next. When the magazine is empty (full), the thread
  * takes a magazine with objects (an empty one) from the depot, or an empty one it carves a
