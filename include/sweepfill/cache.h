@@ -90,7 +90,9 @@
  * can use any number of them (its binding table grows on each swf_cache_grow, WAIT allocation
  * and first read of a registry by the thread, to reach every cache and registry alive then, in
  * steps of 64 entries of 40 bytes: 2.5 MiB to reach all 65,536); at most SWF_CACHE_THREADS_MAX
- * threads hold magazines of one cache at once (more use the shared pairs and the depot).
+ * threads are bound to one cache at once (hold a state of it: per-thread, with its magazines;
+ * per-CPU, with its counters); more use the shared pairs and the depot (per-thread) or count
+ * with an atomic add (per-CPU).
  *
  * Footprint (a 64-bit library built without debug checks): a cache keeps about 1 KiB until its
  * first use - a prefill, a grow or a WAIT allocation - which makes its tables and pools: magazines
@@ -133,7 +135,7 @@ extern "C" {
 #define SWF_CACHE_OBJECT_MAX ((size_t)1 << 30)
 #define SWF_CACHE_ALIGN_MAX  ((size_t)4096)
 
-/* Caches and registries alive at once; threads holding magazines of one cache at once. */
+/* Caches and registries alive at once; threads bound to one cache at once. */
 #define SWF_CACHE_MAX         65536
 #define SWF_CACHE_THREADS_MAX 1048576
 
