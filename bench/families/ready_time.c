@@ -35,7 +35,9 @@
  *
  * The cache row's struct swf_cache_config sets object_size and name, and --huge-pages=
  * auto|off|required and --grow-threads=N set its huge_pages and grow_threads (default: the
- * library's defaults, AUTO and 1).
+ * library's defaults, AUTO and 1). --cache-alloc=single|inline|bulk says how its N NOWAIT
+ * allocations are made: N calls of swf_cache_alloc (the default), N of cache.h's
+ * swf_cache_alloc_fast, or one swf_cache_alloc_bulk of N (the writes follow it).
  *
  * The mapping code here (an aligned anonymous mmap, a write per page, MADV_HUGEPAGE,
  * MADV_POPULATE_WRITE) repeats what lib/cache/chunk.c does, on purpose: each floor row measures
@@ -103,6 +105,7 @@ static bool have_thp = true, have_popw = true;
 
 /* The cache row's settings (see the top comment). */
 static const char *huge_pages_flag; /* NULL: not given */
+static const char *cache_alloc_flag = "single";
 static unsigned long grow_threads_flag;
 static bool grow_threads_given;
 
@@ -282,6 +285,8 @@ static const char *ready_cache(size_t n, size_t size, void **objs, struct ready 
         return "swf_cache_create failed";
     const char *msg = NULL;
     size_t got = 0;
+    if (cache_alloc_flag[0] == 'b') /* the entries the bulk call fills: NULL, untimed */
+        memset(objs, 0, n * sizeof(void *));
     long f0 = minor_faults();
     uint64_t c0 = bench_process_cpu_ns(), t0 = bench_now_ns();
     int err = swf_cache_grow(c, n);
@@ -290,8 +295,14 @@ static const char *ready_cache(size_t n, size_t size, void **objs, struct ready 
         msg = "swf_cache_grow failed";
         goto out;
     }
+    if (cache_alloc_flag[0] == 'b') { /* one bulk allocation, then the writes */
+        got = swf_cache_alloc_bulk(c, SWF_NOWAIT, objs, n);
+        for (size_t i = 0; i < got; i++)
+            *(volatile uint64_t *)objs[i] = i;
+    }
     for (; got < n; got++) {
-        void *obj = swf_cache_alloc(c, SWF_NOWAIT);
+        void *obj =
+            cache_alloc_flag[0] == 'i' ? swf_cache_alloc_fast(c) : swf_cache_alloc(c, SWF_NOWAIT);
         if (obj == NULL)
             break;
         *(volatile uint64_t *)obj = got;
@@ -407,6 +418,13 @@ int ready_take_flags(int *argc, char **argv)
 {
     const char *hp = bench_take_flag(argc, argv, "huge-pages");
     const char *gt = bench_take_flag(argc, argv, "grow-threads");
+    const char *ca = bench_take_flag(argc, argv, "cache-alloc");
+    if (ca != NULL && strcmp(ca, "single") != 0 && strcmp(ca, "inline") != 0 &&
+        strcmp(ca, "bulk") != 0) {
+        fprintf(stderr, "bench_seed: --cache-alloc=%s: expected single, inline or bulk\n", ca);
+        return -1;
+    }
+    cache_alloc_flag = ca ? ca : cache_alloc_flag;
     if (hp != NULL && strcmp(hp, "auto") != 0 && strcmp(hp, "off") != 0 &&
         strcmp(hp, "required") != 0) {
         fprintf(stderr, "bench_seed: --huge-pages=%s: expected auto, off or required\n", hp);
@@ -450,6 +468,7 @@ void ready_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn)
     swfb_add_context("madv_populate_write", have_popw ? "supported" : "unsupported (EINVAL)");
     char buf[64];
     swfb_add_context("cache_huge_pages", huge_pages_flag ? huge_pages_flag : "default");
+    swfb_add_context("cache_alloc", cache_alloc_flag);
     snprintf(buf, sizeof(buf), "%lu", grow_threads_flag);
     swfb_add_context("cache_grow_threads", grow_threads_given ? buf : "default");
     for (int i = 0; i < MAX_ROWS; i++) {

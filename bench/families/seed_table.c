@@ -43,8 +43,8 @@
  *   --max-seconds=S      see above    --in-order        link in memory order instead of shuffled
  *   --probe-visits=V     visits per probe group (default 4M)
  *   --quick              n=10k,100k, sizes=64, probe-visits=500k: what `bench/run --quick` uses
- *   --huge-pages=auto|off|required, --grow-threads=N   the cache row of the memory-preparation
- *                        floors (ready_time.c), where the library has those settings
+ *   --huge-pages=auto|off|required, --grow-threads=N, --cache-alloc=single|inline|bulk
+ *                        the cache row of the memory-preparation floors (ready_time.c)
  */
 #include <errno.h>
 #include <math.h>

@@ -363,10 +363,13 @@ SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
  * thread magazines of its own (if it has none), then count the free objects in its magazines, in
  * the depot, on the loose list and in memory mapped but not yet carved into magazines, and map
  * (and prepare) memory for the rest; in the per-CPU mode, when those hold fewer than n, it first
- * moves every CPU's magazine to the depot (a membarrier(2) fence). This is where page faults
- * belong: outside any read-side section. Every object of each mapping becomes ready at once, with
- * a magazine per SWF_CACHE_MAGAZINE of them made beforehand; allocations carve the objects into
- * magazines a magazine's worth at a time (one compare-and-swap), so a grow costs the memory's
+ * moves every CPU's magazine to the depot (a membarrier(2) fence), and the n are ready for the
+ * NOWAIT allocations of the CPU the thread runs on: objects left in another CPU's magazine (at
+ * most SWF_CACHE_MAGAZINE per CPU, as when the thread moves between CPUs while it allocates) are
+ * out of its reach until a thread runs there or a blocking call moves them. This is where page
+ * faults belong: outside any read-side section. Every object of each mapping becomes ready at once,
+ * with a magazine per SWF_CACHE_MAGAZINE of them made beforehand; allocations carve the objects
+ * into magazines a magazine's worth at a time (one compare-and-swap), so a grow costs the memory's
  * preparation, not a step per object. None is mapped that the cache cannot hold.
  * With grow_threads > 1, a mapping of more than 16 MiB is prepared by that many threads at once
  * (the calling thread and grow_threads - 1 it starts and joins before returning).
