@@ -4,12 +4,12 @@
  * for a user to call or touch.
  *
  * The inline functions read the structures below and binding.h's, which the library lays out this
- * way for as long as its soname is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 3): the first bytes of a
- * struct swf_cache; the calling thread's binding table (swf_thread_self_, an initial-exec TLS
- * variable the library exports), indexed by the cache's handle; the first bytes of a thread's state
- * for a cache; the first bytes of a magazine; and, in the per-CPU mode, the slots and the
- * restartable sequences of rseq_abi.h. Changing any of them, or what the library stores
- * there, needs a new soname. Everything else in these objects is the library's and may change. The
+ * way for as long as its soname is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 3): the first bytes of
+ * a struct swf_cache; the calling thread's binding table (swf_thread_self_, an initial-exec TLS
+ * variable the library exports), indexed by the cache's handle; the first bytes of a thread's
+ * state for a cache; the first bytes of a magazine; and, in the per-CPU mode, the slots and the
+ * restartable sequences of rseq_abi.h. Changing any of them, or what the library stores there,
+ * needs a new soname. Everything else in these objects is the library's and may change. The
  * library itself reads and writes these fields through these very types (its own structures begin
  * with them), so the two views never disagree, even under link-time optimisation. Do not touch
  * these structures yourself.
