@@ -499,7 +499,7 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
         struct swf_magazine_ *m = ts->loaded;
         if (__builtin_expect(m != SWF_NULL_ && m->n > 0, 1))
             obj = m->obj[--m->n];
-        else if (m != SWF_NULL_ || !swf_cache_pcpu_pop_(swf_cache_head_of_(c), &obj, SWF_NULL_))
+        else if (m != SWF_NULL_ || !swf_cache_pcpu_move_(swf_cache_head_of_(c), &obj, 0, SWF_NULL_))
             return swf_cache_alloc(c, SWF_NOWAIT);
         uint64_t zero = 0; /* clear the free mark: a later free of it is not suspect */
         __builtin_memcpy(obj, &zero, sizeof(zero));
@@ -528,7 +528,7 @@ static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
         } else if (m == SWF_NULL_) {
             __builtin_memcpy(&word, obj, sizeof(word)); /* the mark goes before the push */
             __builtin_memcpy(obj, &mark, sizeof(mark));
-            if (!swf_cache_pcpu_push_(h, obj, SWF_NULL_)) {
+            if (!swf_cache_pcpu_move_(h, &obj, 1, SWF_NULL_)) {
                 __builtin_memcpy(obj, &word, sizeof(word)); /* full: the library frees it */
                 return swf_cache_free(c, obj);
             }

@@ -84,41 +84,26 @@ static inline const struct swf_thread_ *swf_cache_pcpu_thread_(const struct swf_
 }
 #endif
 
-/* Pop an object from the magazine of the CPU the thread runs on (the per-CPU mode): 1, or 0 when
- * there is none to pop there (or no slots, no registered area, or no sequences in this build:
- * the library decides). An aborted sequence is tried again, counted in *aborts unless it is
- * NULL. */
-static inline int swf_cache_pcpu_pop_(const struct swf_cache_head_ *h, void **obj, uint64_t *aborts)
+/* Pop an object into *obj (push == 0) or push *obj (push == 1) on the magazine of the CPU the
+ * thread runs on (the per-CPU mode): 1, or 0 when there is none to pop there or no room (or no
+ * slots, no registered area, or no sequences in this build: the library decides). An aborted
+ * sequence is tried again, counted in *aborts unless it is NULL. */
+static inline int swf_cache_pcpu_move_(const struct swf_cache_head_ *h, void **obj, int push,
+                                       uint64_t *aborts)
 {
 #ifdef SWF_RSEQ_ABI_
     uintptr_t *slots;
     const struct swf_thread_ *t = swf_cache_pcpu_thread_(h, &slots);
     uint32_t st = SWF_RSEQ_FAIL_;
-    while (t != SWF_NULL_ && (st = swf_rseq_pop_once_(t->rseq, t->rseq_index, slots, h->nslots,
-                                                      obj)) == SWF_RSEQ_ABORT_)
+    while (t != SWF_NULL_ && (st = push ? swf_rseq_push_once_(t->rseq, t->rseq_index, slots,
+                                                              h->nslots, *obj, SWF_CACHE_MAGAZINE)
+                                        : swf_rseq_pop_once_(t->rseq, t->rseq_index, slots,
+                                                             h->nslots, obj)) == SWF_RSEQ_ABORT_)
         if (aborts != SWF_NULL_)
             ++*aborts;
     return st == SWF_RSEQ_DONE_;
 #else
-    (void)h, (void)obj, (void)aborts;
-    return 0;
-#endif
-}
-
-/* Push obj on the magazine of the CPU the thread runs on: 1, or 0 when it is full (or as above). */
-static inline int swf_cache_pcpu_push_(const struct swf_cache_head_ *h, void *obj, uint64_t *aborts)
-{
-#ifdef SWF_RSEQ_ABI_
-    uintptr_t *slots;
-    const struct swf_thread_ *t = swf_cache_pcpu_thread_(h, &slots);
-    uint32_t st = SWF_RSEQ_FAIL_;
-    while (t != SWF_NULL_ && (st = swf_rseq_push_once_(t->rseq, t->rseq_index, slots, h->nslots,
-                                                       obj, SWF_CACHE_MAGAZINE)) == SWF_RSEQ_ABORT_)
-        if (aborts != SWF_NULL_)
-            ++*aborts;
-    return st == SWF_RSEQ_DONE_;
-#else
-    (void)h, (void)obj, (void)aborts;
+    (void)h, (void)obj, (void)push, (void)aborts;
     return 0;
 #endif
 }

@@ -392,12 +392,12 @@ void swfi_pcpu_arm_thread(void);
 
 static inline bool swfi_pcpu_pop(struct swf_cache *c, void **obj)
 {
-    return swf_cache_pcpu_pop_(&c->owner.head, obj, SWFI_ABORTS);
+    return swf_cache_pcpu_move_(&c->owner.head, obj, 0, SWFI_ABORTS);
 }
 
 static inline bool swfi_pcpu_push(struct swf_cache *c, void *obj)
 {
-    return swf_cache_pcpu_push_(&c->owner.head, obj, SWFI_ABORTS);
+    return swf_cache_pcpu_move_(&c->owner.head, &obj, 1, SWFI_ABORTS);
 }
 
 /* An object from this CPU's magazine, refilled from the depot when empty; NULL when neither had
