@@ -27,7 +27,6 @@ static void update_slow(struct swf_cache *c)
  * per-CPU counter. */
 static struct swf_tstate *pcpu_state(struct swf_cache *c)
 {
-    swfi_pcpu_arm_thread(); /* the thread's inputs to the fast paths' sequences */
     struct swf_tstate *ts = swfi_tls_get(&c->owner);
     return ts ? ts : swfi_tstate_bind_nowait(c);
 }

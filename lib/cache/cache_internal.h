@@ -379,10 +379,6 @@ extern const struct swf_owner_ops swfi_cache_owner_ops;
 int swfi_pcpu_init(struct swf_cache *c);
 void swfi_pcpu_fini(struct swf_cache *c);
 
-/* Give the calling thread's swf_thread_self_ (binding.h) its rseq area and index offset, which
- * the fast paths' sequences read, once the mode is per-CPU and the area is registered. */
-void swfi_pcpu_arm_thread(void);
-
 /* The fast paths' sequences: cache.h's, with aborts counted (swfi_rseq_aborts). */
 #ifdef SWF_RSEQ
 #define SWFI_ABORTS (&swfi_rseq_aborts_)

@@ -4,7 +4,7 @@
  * In the per-CPU mode no thread has magazines of its own: each CPU (each concurrent thread id,
  * mm_cid, where the kernel has it) has one magazine in the cache's slot array, and a NOWAIT
  * allocation or free pops or pushes one object there in a restartable sequence (cache.c's fast
- * paths and cache.h's inline path run them, with the inputs swfi_pcpu_arm_thread gives the
+ * paths and cache.h's inline path run them, with the inputs arm_thread gives the
  * thread; the bulk calls move up to a magazine's worth in one sequence). A preempted
  * thread therefore holds nothing: the kernel aborts its sequence, and the objects stay in the
  * CPU's magazine for whoever runs there next. When the magazine is empty (full), the thread
@@ -68,7 +68,9 @@ static uintptr_t *slots_of(struct swf_cache *c)
     return swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots);
 }
 
-void swfi_pcpu_arm_thread(void)
+/* Give the calling thread's swf_thread_self_ (binding.h) its rseq area and index offset, which
+ * the fast paths' sequences read, once the mode is per-CPU and the area is registered. */
+static void arm_thread(void)
 {
 #ifdef SWF_RSEQ
     struct swf_thread_ *t = &swf_thread_self_;
@@ -112,12 +114,13 @@ static struct swf_mag *carved(struct swf_cache *c)
     return m;
 }
 
-/* A thread's first call: its inputs to the fast paths' sequences, then the fast path again. */
+/* Where a thread gets its inputs to the fast paths' sequences: the slow paths, which its first
+ * pop or push reaches (unarmed, the sequence fails); then the fast path again. */
 static bool armed_now(void)
 {
     if (swf_thread_self_.rseq != NULL)
         return false;
-    swfi_pcpu_arm_thread();
+    arm_thread();
     return swf_thread_self_.rseq != NULL;
 }
 

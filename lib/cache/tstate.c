@@ -67,7 +67,6 @@ struct swf_tstate *swfi_tstate_bind_nowait(struct swf_cache *c)
     if (c->pcpu) { /* counters and the free check's chunk only: no magazines */
         swfi_ts_set(ts, NULL, NULL);
         swfi_tls_bind(&c->owner, ts);
-        swfi_pcpu_arm_thread();
         return ts;
     }
     struct swf_mag *loaded = swfi_depot_get_empty(c);
