@@ -144,8 +144,8 @@ static void say(struct watch *w, uint32_t seen)
         snprintf(delay, sizeof(delay), "%u s", ms / 1000);
     else
         snprintf(delay, sizeof(delay), "%u ms", ms);
-    fprintf(stderr, "sweepfill: %s: %s has not returned after %s: %s; still waiting\n", function,
-            what, delay, cause);
+    fprintf(stderr, "sweepfill: %s: still waiting for %s after %s: %s\n", function, what, delay,
+            cause);
 }
 
 /* One scan: report what is past its deadline; the nearest deadline not reached, or UINT64_MAX. */

@@ -294,8 +294,8 @@ static void finalise_ready(struct swf_registry *r, bool wait)
 }
 
 static const char GRACE_WAIT[] = "the registry's grace period";
-static const char GRACE_CAUSE[] = "a reader has not left swf_registry_read_lock's section: is it "
-                                  "this thread, or one that waits or is stopped?";
+static const char GRACE_CAUSE[] = "a reader has not left swf_registry_read_lock's section (on this "
+                                  "thread, or on one that waits or is stopped)";
 
 /* Wait for a grace period on wrec and run every callback queued on it. */
 static void barrier(struct swf_registry *r)

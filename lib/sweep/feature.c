@@ -252,10 +252,9 @@ static bool taken_room(struct taken *t)
 /* cfg.synchronize, under the watchdog (base/section.h). */
 static void synchronize(struct swf_feature *f)
 {
-    int w = swfi_watch_begin("cfg.synchronize",
-                             "a read-side section that began before it has not ended: is this "
-                             "thread, or another, inside one (rdlock, rcu_read_lock, "
-                             "ck_epoch_begin) and waiting?");
+    int w = swfi_watch_begin(
+        "cfg.synchronize", "a read-side section that began before it has not ended (on this thread "
+                           "or another: pthread_rwlock_rdlock, rcu_read_lock, ck_epoch_begin)");
     f->cfg.synchronize(f->cfg.synchronize_arg);
     swfi_watch_end(w);
 }

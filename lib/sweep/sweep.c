@@ -92,7 +92,8 @@ static void epoch_leave(void *arg)
 }
 
 static const char RWLOCK_WAIT_CAUSE[] =
-    "a writer holds the lock or waits for it (is it waiting for something this thread holds?)";
+    "a writer holds or waits for the lock (one that waits for something this thread holds never "
+    "lets go)";
 
 static void rwlock_enter(void *lock)
 {
@@ -121,9 +122,9 @@ static void mutex_enter(void *lock)
 {
     int err = pthread_mutex_trylock(lock);
     if (err == EBUSY) {
-        int w = swfi_watch_begin("the mutex guard's pthread_mutex_lock",
-                                 "another thread holds the mutex, or this one (a default mutex "
-                                 "does not say so)");
+        int w = swfi_watch_begin(
+            "the mutex guard's pthread_mutex_lock",
+            "another thread holds the mutex, or this one (a default mutex does not say so)");
         err = pthread_mutex_lock(lock);
         swfi_watch_end(w);
     }
@@ -207,8 +208,8 @@ void swf_blocking_leave_(int outermost)
 /* ---- ready-made synchronize functions ------------------------------------------------------ */
 
 static const char SYNC_CAUSE[] =
-    "a read-side section that began before it has not ended: is this thread, or another, "
-    "inside one (rdlock, rcu_read_lock, ck_epoch_begin) and waiting?";
+    "a read-side section that began before it has not ended (on this thread or another: "
+    "pthread_rwlock_rdlock, rcu_read_lock, ck_epoch_begin)";
 
 void swf_synchronize_epoch(void *arg)
 {
@@ -236,9 +237,9 @@ void swf_synchronize_rwlock(void *lock)
     SWFI_BLOCKING_CALL();
     int err = pthread_rwlock_trywrlock(lock);
     if (err != 0) {
-        int w = swfi_watch_begin("swf_synchronize_rwlock's pthread_rwlock_wrlock",
-                                 "a reader holds the lock: is this thread, or another, inside a "
-                                 "read section (pthread_rwlock_rdlock) and waiting?");
+        int w = swfi_watch_begin(
+            "swf_synchronize_rwlock's pthread_rwlock_wrlock",
+            "a reader holds the lock (on this thread or another: pthread_rwlock_rdlock)");
         err = pthread_rwlock_wrlock(lock);
         swfi_watch_end(w);
     }
@@ -258,8 +259,7 @@ void swf_synchronize_mutex(void *lock)
     int err = pthread_mutex_trylock(lock);
     if (err == EBUSY) {
         int w = swfi_watch_begin("swf_synchronize_mutex's pthread_mutex_lock",
-                                 "a thread holds the mutex: is it this thread, or one that "
-                                 "waits?");
+                                 "a thread holds the mutex (this one, or one that waits)");
         err = pthread_mutex_lock(lock);
         swfi_watch_end(w);
     }
