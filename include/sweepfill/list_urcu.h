@@ -13,6 +13,8 @@
  *
  *   swf_guard_urcu(&cfg.guard, &urcu_memb_flavor);         // qsbr: swf_guard_urcu_qsbr
  *   swf_grace_urcu(&grace, &urcu_memb_flavor);             // for the deleters' swf_pin_retire
+ *   fc.synchronize = swf_synchronize_urcu;                 // a feature's (feature.h); qsbr:
+ *   fc.synchronize_arg = (void *)&urcu_memb_flavor;        //    swf_synchronize_urcu_qsbr
  *
  * (with the short-name API of <urcu.h>, <urcu-qsbr.h> or <urcu-bp.h>, `&rcu_flavor` names the
  * flavour included). Included with no flavour before it, this header stops the compilation with

@@ -141,8 +141,8 @@ struct swf_guard {
  * ck_epoch_begin) are the watchdog's: a blocking call whose wait for a lock (a ready-made guard's
  * or synchronize function's, once its try found the lock held), for cfg.synchronize or for a
  * grace period has not ended after SWF_WATCHDOG_SECONDS seconds prints one line on stderr
- * ("sweepfill: <call>: <what> has not returned after 5 s: <likely cause>; still waiting") and
- * goes on waiting. One line per call at most. The first such wait of a process starts one thread
+ * ("sweepfill: <call>: still waiting for <what> after 5 s: <likely cause>") and goes on
+ * waiting. One line per call at most. The first such wait of a process starts one thread
  * (named swf-watchdog, every signal blocked) that sleeps while nothing is watched; a child of
  * fork has none until its own first wait. Guards you write yourself are neither counted nor
  * watched. */
