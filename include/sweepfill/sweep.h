@@ -175,7 +175,10 @@ SWF_API void swf_guard_rwlock(struct swf_guard *g, pthread_rwlock_t *lock);
  *                                 then sleeps on a futex that sweepfill's epoch sections wake
  *                                 when they end (timeouts of 50 us to 1 ms: sections of your own
  *                                 code are seen too). Aborts if rec is inside a section.
- *   swf_synchronize_rwlock(lock)  a pthread_rwlock_t: takes the write lock once and releases it.
+ *   swf_synchronize_rwlock(lock)  a pthread_rwlock_t: takes the write lock once and releases it
+ *                                 (readers whose sections overlap without a gap hold off a
+ *                                 reader-preferring rwlock's writer, glibc's default: prefer
+ *                                 PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP).
  *   swf_synchronize_mutex(lock)   a pthread_mutex_t: takes the mutex once and releases it.
  *   list_urcu.h: swf_synchronize_urcu(flavor), the flavour's synchronize_rcu.
  * Every lock call is checked as the guards' are; each aborts on a NULL argument and inside a
@@ -277,24 +280,24 @@ SWF_API int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct 
  * written by hand works too if it defines `NAME_ops` (static const struct swf_list_ops whose
  * functions are visible for inlining) and `enum { NAME_slot_offset = offsetof(...) }`.
  */
-#define SWF_SWEEP_DEFINE(fn, list_name, init_fn)                                                  \
-    static inline void fn##_init_(void *obj, void *member, void *arg)                             \
-    {                                                                                             \
-        init_fn(obj, member, arg);                                                                \
-    }                                                                                             \
-    __attribute__((unused)) static int fn(const struct swf_sweep_config *cfg,                     \
-                                          struct swf_sweep_stats *stats)                          \
-    {                                                                                             \
-        int err = swf_sweep_validate(cfg, &list_name##_ops);                                      \
-        if (err != 0)                                                                             \
-            return err;                                                                           \
-        if (cfg->list.slot_offset != (size_t)list_name##_slot_offset)                             \
-            return EINVAL;                                                                        \
-        int outermost_ = swf_blocking_enter_(#fn);                                                \
-        err = swf_sweep_run_(cfg, &list_name##_ops, fn##_init_, (size_t)list_name##_slot_offset,  \
-                             stats);                                                              \
-        swf_blocking_leave_(outermost_);                                                          \
-        return err;                                                                               \
+#define SWF_SWEEP_DEFINE(fn, list_name, init_fn)                                                 \
+    static inline void fn##_init_(void *obj, void *member, void *arg)                            \
+    {                                                                                            \
+        init_fn(obj, member, arg);                                                               \
+    }                                                                                            \
+    __attribute__((unused)) static int fn(const struct swf_sweep_config *cfg,                    \
+                                          struct swf_sweep_stats *stats)                         \
+    {                                                                                            \
+        int err = swf_sweep_validate(cfg, &list_name##_ops);                                     \
+        if (err != 0)                                                                            \
+            return err;                                                                          \
+        if (cfg->list.slot_offset != (size_t)list_name##_slot_offset)                            \
+            return EINVAL;                                                                       \
+        int outermost_ = swf_blocking_enter_(#fn);                                               \
+        err = swf_sweep_run_(cfg, &list_name##_ops, fn##_init_, (size_t)list_name##_slot_offset, \
+                             stats);                                                             \
+        swf_blocking_leave_(outermost_);                                                         \
+        return err;                                                                              \
     }
 
 #endif /* SWEEPFILL_SWEEP_H */

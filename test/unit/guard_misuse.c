@@ -28,7 +28,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/queue.h>
+
 #include <sweepfill/feature.h>
+#include <sweepfill/list_sysqueue.h>
 #include <sweepfill/registry.h>
 
 #include "../common/tap.h"
@@ -38,7 +41,9 @@ enum { N = 64 };
 struct item {
     void *slot;
     int id;
+    TAILQ_ENTRY(item) link;
 };
+TAILQ_HEAD(item_tailq, item);
 
 static struct item items[N];
 static struct swf_array arr = {items, N, sizeof(struct item)};
@@ -53,6 +58,11 @@ static void init_obj(void *obj, void *member, void *arg)
     (void)arg;
     *(void **)obj = member;
 }
+
+/* A sweep generated for a TAILQ of items: it checks as swf_sweep does, under its own name. */
+static struct item_tailq tailq = TAILQ_HEAD_INITIALIZER(tailq);
+SWF_LIST_SYS_TAILQ(tq, item_tailq, item, link, slot)
+SWF_SWEEP_DEFINE(tailq_sweep, tq, init_obj)
 
 static void no_grace(void *arg)
 {
@@ -184,6 +194,7 @@ static int child(const char *name)
     sweep_cfg.cache = cache;
     sweep_cfg.init = init_obj;
     swf_guard_none(&sweep_cfg.guard);
+    sweep_cfg.algo = SWF_RESTART; /* the TAILQ cannot pin: no line about RESUME's fallback */
     struct swf_guard g;
     struct swf_reader *rd = NULL;
     if (strcmp(guard, "registry") == 0) {
@@ -216,6 +227,8 @@ static int child(const char *name)
         ret = swf_registry_synchronize(r);
     else if (strcmp(call, "sweep") == 0)
         ret = swf_sweep(&sweep_cfg, NULL);
+    else if (strcmp(call, "tailq_sweep") == 0)
+        sweep_cfg.list = tq_list(&tailq), ret = tailq_sweep(&sweep_cfg, NULL);
 #ifndef OLD_LIBRARY /* the library before the synchronize functions: the rest of the cases */
     else if (strcmp(call, "synchronize_rwlock") == 0)
         swf_synchronize_rwlock(&rwlock), ret = 0;
@@ -325,6 +338,7 @@ int main(int argc, char **argv)
         {"registry_deactivate", "swf_registry_deactivate"},
         {"registry_synchronize", "swf_registry_synchronize"},
         {"sweep", "swf_sweep"},
+        {"tailq_sweep", "tailq_sweep"},
 #ifndef OLD_LIBRARY
         {"synchronize_rwlock", "swf_synchronize_rwlock"},
         {"synchronize_epoch", "swf_synchronize_epoch"},
