@@ -262,7 +262,7 @@ static void *worker_main(void *arg)
     struct epoll_event ev[BATCH];
     while (!__atomic_load_n(&stop_workers, __ATOMIC_ACQUIRE)) {
         int n = epoll_wait(w->ep, ev, BATCH, 50);
-        ck_epoch_begin(&w->rec, NULL); /* the counters read below outlive a switch-off */
+        ck_epoch_begin(&w->rec, NULL); /* counters found here stay valid until the end */
         for (int i = 0; i < n; i++)
             serve(w, ev[i].data.ptr);
         ck_epoch_end(&w->rec, NULL);
