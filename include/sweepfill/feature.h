@@ -52,8 +52,10 @@
  * swf_feature_release of one member (release comes after m's grace period, which follows its
  * unlink, which follows its add). activate, deactivate and catch_up serialise on the feature's
  * mutex and run the guard and cfg.synchronize on the calling thread, which must be the guard's
- * thread where the guard requires it (urcu). None of them, nor swf_feature_added with SWF_WAIT,
- * may be called inside one of the list's read sections.
+ * thread where the guard requires it (urcu: a registered thread; swf_guard_epoch: the one thread
+ * that owns the record, so that thread alone may call them: an adder that gets EAGAIN on
+ * another thread leaves catch_up to it). None of them, nor swf_feature_added with SWF_WAIT, may
+ * be called inside one of the list's read sections.
  *
  * fork: no fork handlers. A child may use a feature only if no other thread of the parent was
  * inside its activate, deactivate or catch_up or between an adder's count-in and count-out;
@@ -93,9 +95,19 @@ struct swf_feature_config {
     void *synchronize_arg;
     /* Objects activate makes ready (swf_cache_grow) before it raises the flag: your member count
      * plus the reserve is the best figure (then the sweep's NOWAIT allocations succeed); 0:
-     * none. */
+     * none; SWF_FEATURE_PREPARE_COUNT: that figure as it is when activate runs (below). */
     size_t prepare;
 };
+
+/* cfg.prepare for a list whose size moves between create and activate (a server's
+ * connections): activate counts the members linked at that moment, walking the list as the
+ * sweep does (the guard, bounded sections, the cursor pinned; a cursor unlinked meanwhile
+ * restarts the count, a few times at most), then grows the cache by that count plus the
+ * reserve. The walk costs one visit per member, without allocating. A value rather than a
+ * callback: the figure is the list's own, counted through the ops and guard the sweep uses,
+ * and the config keeps its layout. To use a count you keep yourself instead, leave prepare 0
+ * and call swf_cache_grow(cache, count + reserve) just before activate, on the same thread. */
+#define SWF_FEATURE_PREPARE_COUNT ((size_t)-1)
 
 static inline void swf_feature_config_init(struct swf_feature_config *cfg)
 {
@@ -134,8 +146,9 @@ SWF_API int swf_feature_create(const struct swf_feature_config *cfg, struct swf_
 SWF_API int swf_feature_destroy(struct swf_feature *f);
 
 /*
- * Switch on: swf_cache_grow(cache, cfg.prepare) (best effort), raise the flag, the barrier B,
- * then one sweep (CAS publication). stats (may be NULL) receives the sweep's statistics.
+ * Switch on: swf_cache_grow(cache, cfg.prepare) (best effort; SWF_FEATURE_PREPARE_COUNT: the
+ * members counted now plus the reserve), raise the flag, the barrier B, then one sweep (CAS
+ * publication). stats (may be NULL) receives the sweep's statistics.
  * Returns 0: every member linked now has an object, but for owed ones (see the top comment);
  * EALREADY: already on and complete; ENOMEM: the sweep ran out of memory - the feature stays on
  * (adders keep filling) and a later activate retries the sweep; EINVAL (f NULL).

@@ -178,6 +178,47 @@ static int sweep(struct swf_feature *f, struct swf_sweep_stats *stats)
     return err;
 }
 
+/*
+ * cfg.prepare SWF_FEATURE_PREPARE_COUNT: the members linked now, counted by walking as the sweep
+ * does (the guard, bounded sections, the cursor pinned across them). A cursor unlinked meanwhile
+ * starts the count again from the head, a few times at most so that churn cannot keep activate
+ * here; the largest count reached is the figure. An estimate for a best-effort grow: members
+ * linked or unlinked during the walk may or may not be counted.
+ */
+static size_t count_members(struct swf_feature *f)
+{
+    const struct swf_list *l = &f->cfg.sweep.list;
+    const struct swf_guard *g = &f->cfg.sweep.guard;
+    size_t bound = swf_list_can_pin(l->ops) ? f->cfg.sweep.section_bound : 0;
+    size_t n = 0, most = 0, section = 0;
+    int restarts = 0;
+    g->enter(g->arg);
+    void *m = l->ops->first(l->list);
+    while (m != NULL) {
+        n++;
+        if (bound == 0 || ++section < bound) {
+            m = l->ops->next(l->list, m);
+            continue;
+        }
+        l->ops->pin(l->list, m); /* leave the section: writers get in */
+        g->leave(g->arg);
+        g->enter(g->arg);
+        section = 0;
+        void *next = NULL;
+        if (l->ops->linked(l->list, m)) {
+            next = l->ops->next(l->list, m);
+        } else if (restarts++ < 4) {
+            most = n > most ? n : most;
+            n = 0;
+            next = l->ops->first(l->list);
+        }
+        l->ops->unpin(l->list, m);
+        m = next;
+    }
+    g->leave(g->arg);
+    return n > most ? n : most;
+}
+
 int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
 {
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
@@ -189,8 +230,11 @@ int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
     }
     if (!(gate & GATE_ON)) {
         /* Before the flag: no adder allocates while the grow holds the refill mutex. */
-        if (f->cfg.prepare != 0)
-            (void)swf_cache_grow(f->cfg.sweep.cache, f->cfg.prepare);
+        size_t prepare = f->cfg.prepare;
+        if (prepare == SWF_FEATURE_PREPARE_COUNT)
+            prepare = count_members(f) + f->cfg.sweep.reserve;
+        if (prepare != 0)
+            (void)swf_cache_grow(f->cfg.sweep.cache, prepare);
         __atomic_fetch_or(&f->head.x_gate, GATE_ON, __ATOMIC_SEQ_CST);
         barrier_b(f);
     }
