@@ -173,6 +173,11 @@ else
     local name=$1 source=$2 prefix=$3 extra=${4:-} flags libs r status reports summary
     # shellcheck disable=SC2086 # $extra: no package or one
     flags=$(pkg-config --cflags --libs sweepfill-tsan $extra 2>&1)
+    r=$?
+    if [ $r != 0 ]; then
+      ok $r "pkg-config --cflags --libs sweepfill-tsan${extra:+ $extra} (${flags%%$'\n'*})"
+      return
+    fi
     # shellcheck disable=SC2086
     cc -std=c11 -O1 -g -Wall -Wextra -Werror -o "$tmp/$name" "$source" $flags >"$tmp/cc.log" 2>&1
     r=$?
