@@ -839,6 +839,21 @@ static const char *setup(void)
     return NULL;
 }
 
+/* The smoke test checks that the idle phase served requests and writer operations; on a loaded
+ * machine --idle-ms may pass before the threads ran at all. Wait on (30 s at most) until each
+ * worker and the writer did at least one. */
+static void idle_until_served(void)
+{
+    for (int waited_ms = 0; waited_ms < 30000; waited_ms += 10) {
+        bool served = __atomic_load_n(&S.wr[PH_IDLE].count, __ATOMIC_RELAXED) > 0;
+        for (int k = 0; k < opt.workers; k++)
+            served = served && __atomic_load_n(&S.w[k].h[PH_IDLE].count, __ATOMIC_RELAXED) > 0;
+        if (served)
+            return;
+        sleep_ms(10);
+    }
+}
+
 static void summarise(struct lresult *r, uint64_t t_phase[NPHASE + 1])
 {
     struct hist *all = calloc(1, sizeof(*all));
@@ -927,6 +942,8 @@ static void child_run(struct lresult *r)
     for (int k = 0; k < opt.workers; k++)
         pthread_create(&S.w[k].thread, NULL, worker_main, &S.w[k]);
     sleep_ms(opt.idle_ms);
+    if (opt.smoke)
+        idle_until_served();
 
     double thp0 = vmstat("thp_fault_alloc"), cs0 = vmstat("compact_stall");
     long f0 = thread_faults(NULL);
