@@ -391,7 +391,7 @@ proctype CatchUp()
         err = 0;
 #ifdef BROKEN_EARLY_RETURN
         if
-        :: owed_flag == 0 -> goto returned   /* no mutex */
+        :: owed_flag == 0 -> goto call_done   /* no mutex */
         :: else
         fi;
         atomic { !mutex -> mutex = 1 };
@@ -401,7 +401,7 @@ proctype CatchUp()
         fi;
 #else
         if
-        :: covered >= snap -> goto returned   /* acquire: that sweep's publications */
+        :: covered >= snap -> goto call_done   /* acquire: that sweep's publications */
         :: else
         fi;
         atomic { !mutex -> mutex = 1 };
@@ -411,7 +411,7 @@ proctype CatchUp()
         fi;
 #endif
         mutex = 0;
-returned:
+call_done:
         atomic {
             i = 0;
             do
