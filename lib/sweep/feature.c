@@ -148,7 +148,7 @@ int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_
         err = fill(f, s, member, mode);
     swfi_fetch_sub_acq_rel_32(&s->x_adders, 1); /* releases the publication to deactivate */
     if (err == EAGAIN)
-        return swfi_fail(__func__, err, "no object ready: the slot is owed (WAIT or catch-up)");
+        return swfi_fail(__func__, err, "no object ready: the slot is owed (catch-up)");
     return err ? swfi_fail(__func__, err, "no memory: the slot is owed (catch-up)") : 0;
 }
 

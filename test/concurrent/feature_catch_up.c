@@ -85,7 +85,7 @@ static struct item *link_new(void)
 {
     tap_require(npool < sizeof(pool) / sizeof(pool[0]), "pool");
     struct item *it = &pool[npool++];
-    it->slot = NULL;
+    __atomic_store_n(&it->slot, NULL, __ATOMIC_RELAXED); /* atomic: a sweep may read it */
     it->owed = 0;
     CK_STAILQ_INSERT_TAIL(&list, it, link);
     return it;
