@@ -59,7 +59,11 @@
  * successful registration makes activate abort. An adder that saw the flag on counts itself in
  * and reads it again, both sequentially consistent (C), publishes only if it is still on, and
  * counts itself out (release); deactivate clears the flag and loads the counts, both
- * sequentially consistent (D), and waits until no adder is counted in before it walks.
+ * sequentially consistent (D), and waits until no adder is counted in before it walks. An adder
+ * that leaves a slot empty increments an owed count (release) after its link; each sweep reads
+ * it (acquire) as it begins and, once complete, raises a covered count to what it read
+ * (release); catch_up returns at once only when the covered count (acquire) has reached the owed
+ * count it read on entry, so the covering sweep's publications are visible to its caller.
  *
  * Synchronisation: every call may run concurrently with every other from any threads, except
  * swf_feature_destroy, which no other call on f may overlap, and swf_feature_added and
