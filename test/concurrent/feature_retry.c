@@ -33,7 +33,7 @@ static int harness_unlock_(pthread_rwlock_t *l);
 #undef free
 #undef main
 
-enum { MAX_OPENS = 20000, MAX_RELEASED = MAX_OPENS };
+enum { MAX_OPENS = 8000, MAX_RELEASED = MAX_OPENS };
 static int opens = MAX_OPENS; /* fewer under valgrind */
 
 static struct conn_q q = TAILQ_HEAD_INITIALIZER(q);
@@ -116,7 +116,7 @@ static uint64_t alive(void)
 int main(void)
 {
     if (tap_under_valgrind())
-        opens = 4000;
+        opens = 2000;
     struct swf_cache_config cc = {.object_size = 64, .name = "retry"};
     tap_require(swf_cache_create(&cc, &cache) == 0, "swf_cache_create");
     tap_require(make_feature(&q, &lock, 64) == 0, "the example's make_feature");

@@ -25,7 +25,7 @@ static int harness_unlock_(pthread_rwlock_t *l);
 #undef pthread_rwlock_unlock
 #undef main
 
-enum { MAX_ADDS = 20000, NBUCKETS = 64 };
+enum { MAX_ADDS = 8000, NBUCKETS = 64 };
 
 static int adds = MAX_ADDS; /* fewer under valgrind */
 static struct entry pool[MAX_ADDS];
@@ -92,7 +92,7 @@ static uint64_t alive(void)
 int main(void)
 {
     if (tap_under_valgrind())
-        adds = 4000;
+        adds = 2000;
     for (int i = 0; i < MAX_ADDS; i++) { /* before any thread: the test's own memory */
         pool[i].key = (uint64_t)i;
         swf_pin_init(&pool[i].pin);
