@@ -28,7 +28,8 @@
  *   sweep64    swf_feature (feature.h) over the service's own CK_LIST (the _AUTO adapter, pins
  *   sweep1024  retired on the writer's ck_epoch record), section bound 64 or 1024, prepare =
  *              N + reserve; the writer calls swf_feature_added(SWF_NOWAIT) after each link and,
- *              on EAGAIN, swf_feature_added(SWF_WAIT) (it holds no lock); synchronize is
+ *              on EAGAIN, swf_feature_added(SWF_WAIT) (it holds no lock, and it is the only
+ *              deleter, so m cannot be released under the retry); synchronize is
  *              swf_cache_quiesce on the activator's record [swf_guard_epoch]
  *   urcu       the liburcu peer (memb flavour): a flag under the writer mutex (adds give an
  *              object before linking while it is set), then ONE read-side section over the
