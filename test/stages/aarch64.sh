@@ -97,7 +97,7 @@ point() { # 0|1 text
 for a in $atomics; do
   dir=$work/build-$a
   opts=(--cross-file test/stages/cross/aarch64-linux-gnu.ini --cross-file "$overlay"
-    -Dbuildtype=debugoptimized -Ddebug_checks=true -Datomics="$a" -Dbench=disabled)
+    -Dbuildtype=debugoptimized -Ddebug_checks=true -Datomics="$a" -Dbench=disabled -Dexamples=false)
   [ -e "$dir/meson-private/coredata.dat" ] || rm -rf "$dir" # a half-made build directory
   if [ -d "$dir" ]; then
     meson setup --reconfigure "$dir" "${opts[@]}" >"$work/setup-$a.log" 2>&1
