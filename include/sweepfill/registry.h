@@ -128,13 +128,14 @@ struct swf_registry_config {
     void *init_arg;
     size_t reserve;       /* the activation sweep's reserve (default 32) */
     size_t section_bound; /* visits per read-side section in activate and deactivate
-                             (default 1024; 0 = unbounded) */
+                             (default SWF_SWEEP_SECTION_BOUND_AUTO: 1024, the registry's
+                             list can always pin; 0 = unbounded) */
 };
 
 static inline void swf_registry_config_init(struct swf_registry_config *cfg)
 {
     struct swf_registry_config d = {SWF_NULL_, SWF_NULL_, SWF_NULL_, SWF_SWEEP_RESERVE_DEFAULT,
-                                    1024};
+                                    SWF_SWEEP_SECTION_BOUND_AUTO};
     *cfg = d;
 }
 

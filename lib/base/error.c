@@ -29,6 +29,46 @@ void *swfi_fail_null(const char *function, int err, const char *reason)
     return NULL;
 }
 
+/* Not initial-exec: big enough to matter in the static TLS a dlopen'ed library shares (util.h). */
+enum { REASON_MAX = 512 };
+static _Thread_local char built[REASON_MAX];
+static _Thread_local size_t built_len;
+
+void swfi_reason_start(void)
+{
+    built_len = 0;
+    built[0] = '\0';
+}
+
+void swfi_reason_add(const char *s)
+{
+    static const char cut[] = "...";
+    for (; *s != '\0'; s++) {
+        if (built_len == REASON_MAX - sizeof(cut)) { /* full: end on "..." (again, if cut) */
+            memcpy(built + built_len, cut, sizeof(cut));
+            return;
+        }
+        built[built_len++] = *s;
+        built[built_len] = '\0';
+    }
+}
+
+void swfi_reason_add_u64(uint64_t v)
+{
+    char digits[21];
+    size_t i = sizeof(digits) - 1;
+    digits[i] = '\0';
+    do
+        digits[--i] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    swfi_reason_add(digits + i);
+}
+
+const char *swfi_reason_text(void)
+{
+    return built;
+}
+
 const char *swf_error_reason(void)
 {
     return last_reason ? last_reason : "no sweepfill call has failed on this thread";

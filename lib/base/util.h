@@ -52,11 +52,28 @@ void *swfi_fail_null(const char *function, int err, const char *reason);
 
 /* Return err from the enclosing function when cond holds, recording reason: the cheap argument
  * checks every public function makes in every build. */
-#define SWF_CHECK_ARG(cond, err, reason)                 \
-    do {                                                 \
-        if (SWF_UNLIKELY(cond))                          \
-            return swfi_fail(__func__, (err), (reason)); \
+#define SWF_CHECK_ARG(cond, err, reason) SWF_CHECK_ARG_AS(__func__, cond, err, reason)
+
+/* The same, naming fn: for a function whose caller is the public function the user called (the
+ * inline path's out-of-line half, the validation several entry points share). */
+#define SWF_CHECK_ARG_AS(fn, cond, err, reason)      \
+    do {                                             \
+        if (SWF_UNLIKELY(cond))                      \
+            return swfi_fail((fn), (err), (reason)); \
     } while (0)
+
+/*
+ * A reason built in pieces, for messages that carry a number or a list: swfi_reason_start, then
+ * swfi_reason_add and swfi_reason_add_u64, then swfi_fail(function, err, swfi_reason_text()).
+ * The text lives in a per-thread buffer (cut short with "..." when it would not fit), so it
+ * stays swf_error_reason()'s until the thread's next failure. Allocation-free in a program that
+ * links the library at start-up; where the library is loaded with dlopen, the C library may
+ * allocate a thread's block of that buffer at its first use, so only blocking functions use it.
+ */
+void swfi_reason_start(void);
+void swfi_reason_add(const char *s);
+void swfi_reason_add_u64(uint64_t v);
+const char *swfi_reason_text(void);
 
 static inline bool swfi_is_pow2(size_t x)
 {

@@ -489,6 +489,8 @@ int swfi_map_objects(struct swf_cache *c, size_t want)
     }
 }
 
+const char swfi_table_why[] = "n is beyond what the magazine table can still hold";
+
 /* The objects the magazine table can still take: its unmade magazines and those made for
  * objects that no chunk has been promised yet (mag.c's credit). */
 static uint64_t table_room(struct swf_cache *c)
@@ -521,8 +523,10 @@ int swfi_map_check(struct swf_cache *c, size_t want)
         c->map_why = "n is beyond what the cache's limit allows";
         return ENOMEM;
     }
-    if (want > table_room(c)) {
-        c->map_why = "n is beyond what the magazine table can still hold";
+    uint64_t room = table_room(c);
+    if (want > room) {
+        c->map_why = swfi_table_why;
+        c->map_room = room;
         return ENOMEM;
     }
     /* The objects, and a magazine per MAG_CAP of them. */
