@@ -277,8 +277,10 @@ SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cach
  * Destroy a cache and return all its memory to the system. Objects still cached in other threads'
  * magazines are reclaimed with it; those threads may go on using other caches.
  * Concurrency: exclusive (see the top of this file). Progress: blocking.
- * Returns 0; EINVAL if c is NULL; EBUSY, destroying nothing, while objects are alive (including
- * deferred frees whose grace period has not run): free them first.
+ * Returns 0; EINVAL if c is NULL; EBUSY, destroying nothing, while a feature or a registry
+ * made on c exists (from its create to its destroy, on or off; swf_error_reason() names it:
+ * "the cache is in use by a feature: swf_feature_destroy it first"), or while objects are alive
+ * (including deferred frees whose grace period has not run): free them first.
  */
 SWF_API int swf_cache_destroy(struct swf_cache *c);
 

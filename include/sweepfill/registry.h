@@ -157,7 +157,9 @@ struct swf_registry_stats {
 
 /*
  * Create a registry. Returns 0; EINVAL (cfg/out NULL, cache or init NULL, reserve 0 or above
- * SWF_SWEEP_RESERVE_MAX); ENOMEM; EAGAIN (too many registries and caches alive). Blocking.
+ * SWF_SWEEP_RESERVE_MAX); ENOMEM; EAGAIN (too many registries and caches alive). Blocking. From
+ * here to swf_registry_destroy the registry uses cfg->cache: swf_cache_destroy of it returns
+ * EBUSY until then.
  */
 SWF_API int swf_registry_create(const struct swf_registry_config *cfg, struct swf_registry **out);
 
