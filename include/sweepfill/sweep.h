@@ -17,8 +17,9 @@
  *                          inside the section and keeps its cursor (stats.inplace_refills). The
  *                          fallback still returns 0; with the full checks on
  *                          (swf_debug_checks() == 1) it also prints one line to stderr per such
- *                          call ("sweepfill: swf_sweep: the list cannot pin ... SWF_RESUME runs
- *                          as SWF_RESTART ...").
+ *                          call, naming the function called ("sweepfill: swf_sweep: the list
+ *                          cannot pin ... SWF_RESUME runs as SWF_RESTART ..."; a sweep that
+ *                          SWF_SWEEP_DEFINE generated gives its own name).
  *   SWF_RESTART            like RESUME, but after a refill it walks again from the head.
  *                          Passes: P = max(1, ceil(N / B)) at 100% NOWAIT failure, with
  *                          B*P*(P-1)/2 + N + (P-1) visits; 1 pass and N visits when NOWAIT never
@@ -218,8 +219,8 @@ static inline size_t swf_section_bound_of_(size_t bound, const struct swf_list_o
  * SWF_SWEEP_SECTION_BOUND_AUTO on a list that cannot pin; an unknown algo or publish value
  * (every NULL field is named in one swf_error_reason()). ENOMEM: a refill obtained no object when
  * one was needed (the cache's limit, or the system); every object published so far stays valid,
- * nothing leaks, and a later call completes the job once memory is available. Concurrency: see the
- * table above. Progress: blocking, never inside a section.
+ * nothing leaks, and a later call completes the job once memory is available.
+ * Concurrency: see the table above. Progress: blocking, never inside a section.
  */
 SWF_API int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats);
 
