@@ -57,8 +57,11 @@
  *
  * Errors: the void functions do nothing with a NULL pin; swf_pin_linked(NULL) is false. In every
  * build, a put without a get ("sweepfill: swf_pin_put: pin 0x... released more often than
- * taken"), a get after the grace period ended, too many pins, and a grace_over twice or for a
- * pin never retired print one line naming the function and the pin and abort.
+ * taken"), a get after the grace period ended, too many pins, a grace_over twice or for a pin
+ * never retired, and a get, put, retire or grace_over of a pin that was never initialised
+ * (neither zero-filled nor swf_pin_init'ed: "pin 0x... is not initialised") print one line
+ * naming the function and the pin and abort. A retire of a pin whose grace period is over
+ * (reused after free_fn without swf_pin_init) returns EALREADY with a reason that says so.
  */
 #ifndef SWEEPFILL_PIN_H
 #define SWEEPFILL_PIN_H

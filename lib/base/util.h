@@ -63,17 +63,21 @@ void *swfi_fail_null(const char *function, int err, const char *reason);
     } while (0)
 
 /*
- * A reason built in pieces, for messages that carry a number or a list: swfi_reason_start, then
- * swfi_reason_add and swfi_reason_add_u64, then swfi_fail(function, err, swfi_reason_text()).
- * The text lives in a per-thread buffer (cut short with "..." when it would not fit), so it
- * stays swf_error_reason()'s until the thread's next failure. Allocation-free in a program that
- * links the library at start-up; where the library is loaded with dlopen, the C library may
- * allocate a thread's block of that buffer at its first use, so only blocking functions use it.
+ * A reason built in pieces, for messages that carry a number or a list: swfi_reason_start(&r),
+ * then swfi_reason_add and swfi_reason_add_u64 (text beyond the buffer is cut short with "..."),
+ * then swfi_fail(function, err, swfi_reason_text(&r, fallback)). swf_error_reason() promises
+ * constant strings of static storage: the text is kept, once, in a static arena that only grows
+ * (error.c; equal texts share one copy); when the arena is full, the literal fallback stands in.
+ * Lock-free and allocation-free; the builder lives on the caller's stack.
  */
-void swfi_reason_start(void);
-void swfi_reason_add(const char *s);
-void swfi_reason_add_u64(uint64_t v);
-const char *swfi_reason_text(void);
+struct swfi_reason {
+    size_t len;
+    char text[480];
+};
+void swfi_reason_start(struct swfi_reason *r);
+void swfi_reason_add(struct swfi_reason *r, const char *s);
+void swfi_reason_add_u64(struct swfi_reason *r, uint64_t v);
+const char *swfi_reason_text(const struct swfi_reason *r, const char *fallback);
 
 static inline bool swfi_is_pow2(size_t x)
 {

@@ -475,18 +475,21 @@ static int table_full(const char *fn, uint64_t most)
     uint64_t mags = (uint64_t)MAG_BLOCKS_MAX << MAG_BLOCK_SHIFT;
     if (mags > SWF_ISTACK_NODES_MAX)
         mags = SWF_ISTACK_NODES_MAX;
-    swfi_reason_start();
-    swfi_reason_add(swfi_table_why);
-    swfi_reason_add(": n may be ");
-    swfi_reason_add_u64(most);
-    swfi_reason_add(" at most now (a cache's table has room for ");
-    swfi_reason_add_u64(mags);
-    swfi_reason_add(" magazines of ");
-    swfi_reason_add_u64(MAG_CAP);
-    swfi_reason_add(" free objects: ");
-    swfi_reason_add_u64(mags * MAG_CAP);
-    swfi_reason_add(" in all); grow by less, or spread the objects over more caches");
-    return swfi_fail(fn, ENOMEM, swfi_reason_text());
+    struct swfi_reason r;
+    swfi_reason_start(&r);
+    swfi_reason_add(&r, swfi_table_why);
+    swfi_reason_add(&r, ": n may be ");
+    swfi_reason_add_u64(&r, most);
+    swfi_reason_add(&r, " at most now (a cache's table has room for ");
+    swfi_reason_add_u64(&r, mags);
+    swfi_reason_add(&r, " magazines of ");
+    swfi_reason_add_u64(&r, MAG_CAP);
+    swfi_reason_add(&r, " free objects: ");
+    swfi_reason_add_u64(&r, mags * MAG_CAP);
+    swfi_reason_add(&r, " in all); grow by less, or spread the objects over more caches");
+    return swfi_fail(fn, ENOMEM,
+                     swfi_reason_text(&r, "n is beyond what the magazine table can still hold: "
+                                          "grow by less, or spread the objects over more caches"));
 }
 
 int swf_cache_grow(struct swf_cache *c, size_t n)

@@ -173,7 +173,9 @@ static int sweep(struct swf_feature *f, struct swf_sweep_stats *stats)
     (void)__atomic_exchange_n(&f->x_owed, 0, __ATOMIC_ACQUIRE);
     struct swf_sweep_stats st;
     memset(&st, 0, sizeof(st));
-    int err = swf_sweep(&f->cfg.sweep, &st);
+    /* Checked at create (whose line named swf_feature_create): no message here names swf_sweep. */
+    const struct swf_sweep_config *sc = &f->cfg.sweep;
+    int err = swf_sweep_run_(sc, sc->list.ops, sc->init, sc->list.slot_offset, &st);
     if (err != 0)
         swfi_store_release_32(&f->x_owed, 1); /* what it did not reach is owed still */
     swfi_fetch_add_relaxed_64(&f->x_assigned_by_sweep, st.assigned);

@@ -28,17 +28,20 @@ static int missing_fields(const char *fn, const char **names, size_t n)
     static const char alone[] = " is NULL";
     if (n == 1)
         return swfi_fail(fn, EINVAL, names[0]);
-    swfi_reason_start();
+    struct swfi_reason r;
+    swfi_reason_start(&r);
     for (size_t i = 0; i < n; i++) {
         char field[64];
         size_t len = strlen(names[i]) - (sizeof(alone) - 1);
         memcpy(field, names[i], len);
         field[len] = '\0';
-        swfi_reason_add(i == 0 ? "" : i + 1 < n ? ", " : " and ");
-        swfi_reason_add(field);
+        swfi_reason_add(&r, i == 0 ? "" : i + 1 < n ? ", " : " and ");
+        swfi_reason_add(&r, field);
     }
-    swfi_reason_add(" are NULL");
-    return swfi_fail(fn, EINVAL, swfi_reason_text());
+    swfi_reason_add(&r, " are NULL");
+    return swfi_fail(fn, EINVAL,
+                     swfi_reason_text(&r, "several required fields are NULL (the first: see "
+                                          "swf_sweep(3) or swf_feature_create(3))"));
 }
 
 int swfi_sweep_check(const struct swf_sweep_config *cfg, const struct swf_list_ops *ops,

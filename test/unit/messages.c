@@ -170,6 +170,23 @@ static void define_offset(void)
     reason();
 }
 
+/* A feature over a list that cannot pin: create says so (full checks), activate adds nothing
+ * that names swf_sweep. */
+static void feature_fallback(void)
+{
+    struct member_list list;
+    CK_LIST_INIT(&list);
+    struct swf_feature_config fc;
+    feature_config(&fc);
+    fc.sweep.list = ml_list(&list);
+    fc.sweep.init = payload_init;
+    struct swf_feature *f;
+    if (swf_feature_create(&fc, &f) != 0 || swf_feature_activate(f, NULL) != 0 ||
+        swf_feature_deactivate(f) != 0 || swf_feature_destroy(f) != 0)
+        exit(3);
+    reason();
+}
+
 static int frees;
 
 static void free_pin(struct swf_pin *pin)
@@ -237,6 +254,7 @@ static const struct message_case cases[] = {
     {"sweep_missing", sweep_missing},
     {"define_missing", define_missing},
     {"define_offset", define_offset},
+    {"feature_fallback", feature_fallback},
     {"pin_retire_uninit", pin_retire_uninit},
     {"pin_get_uninit", pin_get_uninit},
     {"pin_reused", pin_reused},
@@ -264,15 +282,28 @@ struct outcome {
     int status;
     char out[1024]; /* stdout: swf_error_reason() */
     char err[1024]; /* stderr's first line */
+    char all[4096]; /* stderr */
 };
 
-static void read_all(int fd, char *buf, size_t size)
+static void read_all(int fd, char *buf, size_t size, char *whole, size_t whole_size)
 {
     size_t len = 0;
     ssize_t r;
     while (len < size - 1 && (r = read(fd, buf + len, size - 1 - len)) > 0)
         len += (size_t)r;
     buf[len] = '\0';
+    if (whole != NULL) { /* its lines joined with " | ", for one TAP line */
+        size_t w = 0;
+        for (size_t i = 0; i < len && w + 4 < whole_size; i++) {
+            if (buf[i] != '\n') {
+                whole[w++] = buf[i];
+            } else if (i + 1 < len) {
+                memcpy(whole + w, " | ", 3);
+                w += 3;
+            }
+        }
+        whole[w] = '\0';
+    }
     char *nl = strchr(buf, '\n');
     if (nl)
         *nl = '\0';
@@ -299,8 +330,8 @@ static struct outcome run(const char *name)
     close(out[1]);
     close(err[1]);
     waitpid(pid, &o.status, 0);
-    read_all(out[0], o.out, sizeof(o.out));
-    read_all(err[0], o.err, sizeof(o.err));
+    read_all(out[0], o.out, sizeof(o.out), NULL, 0);
+    read_all(err[0], o.err, sizeof(o.err), o.all, sizeof(o.all));
     close(out[0]);
     close(err[0]);
     return o;
@@ -352,6 +383,33 @@ int main(int argc, char **argv)
     expect_reason("define_missing", "my_sweep", "cfg->cache is NULL");
     expect_reason("define_offset", "my_sweep",
                   "cfg->list.slot_offset is not the adapter's (its NAME_list() sets it)");
+
+    /* swf_error_reason() is a constant string: a reason built from pieces stays as it was
+     * after later failures, and the same one built again is the same string. */
+    struct swf_feature_config fc;
+    swf_feature_config_init(&fc);
+    struct swf_feature *f;
+    swf_feature_create(&fc, &f);
+    const char *first = swf_error_reason();
+    char copy[512];
+    snprintf(copy, sizeof(copy), "%s", first);
+    struct swf_sweep_config sc;
+    swf_sweep_config_init(&sc);
+    swf_sweep(&sc, NULL);
+    const char *second = swf_error_reason();
+    swf_feature_create(&fc, &f);
+    ok(strcmp(first, copy) == 0 && strcmp(first, second) != 0 && swf_error_reason() == first,
+       "built reasons are constant: \"%s\" unchanged after \"%s\", and the same string again",
+       first, second);
+
+    struct outcome fb = run("feature_fallback");
+    ok(WIFEXITED(fb.status) && WEXITSTATUS(fb.status) == 0 &&
+           (!printing ||
+            strncmp(fb.err, "sweepfill: swf_feature_create: the list cannot pin", 50) == 0) &&
+           strstr(fb.all, "swf_sweep:") == NULL,
+       "a feature on a list that cannot pin: create says so, activate names no swf_sweep "
+       "(stderr \"%s\")",
+       fb.all);
 
     expect_abort("pin_retire_uninit", "swf_pin_retire", "is not initialised");
     expect_abort("pin_retire_uninit", "swf_pin_retire", "swf_pin_init");
