@@ -169,21 +169,24 @@ static void feature(void)
     tap_require(swf_feature_create(&fc, &f) == 0, "feature");
     struct swf_sweep_stats st;
     reset();
-    ok(swf_feature_activate(f, &st) == 0 && st.longest_section <= 1024 &&
-           st.sections == SECTIONS + st.refills && st.unbounded == 0 && longest <= 1024,
+    int err = swf_feature_activate(f, &st);
+    ok(err == 0 && st.longest_section <= 1024 && st.sections == SECTIONS + st.refills &&
+           st.unbounded == 0 && longest <= 1024,
        "feature, default: activation in %llu sections, longest %llu",
        (unsigned long long)st.sections, (unsigned long long)st.longest_section);
     reset();
-    ok(swf_feature_deactivate(f) == 0 && longest <= 1024 && enters >= SECTIONS,
+    err = swf_feature_deactivate(f);
+    ok(err == 0 && longest <= 1024 && enters >= SECTIONS,
        "feature, default: deactivate's walk in %llu sections, longest %llu",
        (unsigned long long)enters, (unsigned long long)longest);
     ok(swf_feature_destroy(f) == 0, "destroy");
 
     sweep_config(&fc.sweep, &not_pinning);
-    int err = swf_feature_create(&fc, &f);
+    err = swf_feature_create(&fc, &f);
     ok(err == 0, "feature, default, a list that cannot pin: create returns %d", err);
     if (err == 0) {
-        ok(swf_feature_activate(f, &st) == 0 && st.unbounded == 1,
+        err = swf_feature_activate(f, &st);
+        ok(err == 0 && st.unbounded == 1,
            "  activation runs one section per pass and says unbounded (%u)", st.unbounded);
         ok(swf_feature_deactivate(f) == 0 && swf_feature_destroy(f) == 0, "  off and destroyed");
     }
@@ -200,8 +203,9 @@ static void registry(void)
     for (int i = 0; i < N; i++)
         tap_require(swf_registry_add(r, &items[i].node) == 0, "add");
     struct swf_sweep_stats st;
-    ok(swf_registry_activate(r, &st) == 0 && st.longest_section == 1024 &&
-           st.sections == SECTIONS + st.refills && st.unbounded == 0,
+    int err = swf_registry_activate(r, &st);
+    ok(err == 0 && st.longest_section == 1024 && st.sections == SECTIONS + st.refills &&
+           st.unbounded == 0,
        "registry, default: activation in %llu sections, longest %llu, unbounded %u",
        (unsigned long long)st.sections, (unsigned long long)st.longest_section, st.unbounded);
     struct swf_registry_stats rs;
