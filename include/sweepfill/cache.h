@@ -382,8 +382,8 @@ SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
  * Blocking. Returns 0; EINVAL if c is NULL; ENOMEM if the system, the limit or the magazine table
  * (4M magazines: 251M free objects) stopped it short or would have, or no memory was left for the
  * thread's magazines, or huge pages were required and none were had (what was mapped stays
- * ready; beyond the magazine table, swf_error_reason() states the most n may be now and what to
- * do); EPERM: lock_memory and mlock was refused.
+ * ready; beyond the magazine table, swf_error_reason() states the most objects the cache can
+ * have ready now, the table's size and what to do); EPERM: lock_memory and mlock was refused.
  */
 SWF_API int swf_cache_grow(struct swf_cache *c, size_t n);
 

@@ -469,7 +469,8 @@ static uint64_t reachable_objects(struct swf_cache *c, struct swf_tstate *ts)
            swfi_uncarved(c);
 }
 
-/* ENOMEM from grow when n is beyond the magazine table: the most n can be now, and the way out. */
+/* ENOMEM from grow when n is beyond the magazine table: the most objects the cache can have ready
+ * now (a bound: the chunks' layout may keep a few magazines' worth below it), and the way out. */
 static int table_full(const char *fn, uint64_t most)
 {
     uint64_t mags = (uint64_t)MAG_BLOCKS_MAX << MAG_BLOCK_SHIFT;
@@ -478,9 +479,9 @@ static int table_full(const char *fn, uint64_t most)
     struct swfi_reason r;
     swfi_reason_start(&r);
     swfi_reason_add(&r, swfi_table_why);
-    swfi_reason_add(&r, ": n may be ");
+    swfi_reason_add(&r, ": at most ");
     swfi_reason_add_u64(&r, most);
-    swfi_reason_add(&r, " at most now (a cache's table has room for ");
+    swfi_reason_add(&r, " objects can be ready in this cache now (a cache's table has room for ");
     swfi_reason_add_u64(&r, mags);
     swfi_reason_add(&r, " magazines of ");
     swfi_reason_add_u64(&r, MAG_CAP);

@@ -423,10 +423,11 @@ int main(int argc, char **argv)
 #define TABLE "n is beyond what the magazine table can still hold"
     o = run("grow_table");
     uint64_t most = 0, mags = 0, per = 0, all = 0;
-    const char *at = strstr(o.out, ": n may be ");
+    const char *at = strstr(o.out, ": at most ");
     int got =
         at ? sscanf(at,
-                    ": n may be %" SCNu64 " at most now (a cache's table has room for %" SCNu64
+                    ": at most %" SCNu64
+                    " objects can be ready in this cache now (a cache's table has room for %" SCNu64
                     " magazines of %" SCNu64 " free objects: %" SCNu64 " in all)",
                     &most, &mags, &per, &all)
            : 0;
