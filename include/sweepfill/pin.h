@@ -85,8 +85,8 @@ typedef void swf_pin_free_fn(struct swf_pin *pin);
 
 /* Embed one in each member. Fields are the library's: do not touch them. */
 struct swf_pin {
-    uint32_t x_word; /* pins | RETIRED | GRACE_OVER */
-    uint32_t reserved_;
+    uint32_t x_word;                    /* pins | RETIRED | GRACE_OVER */
+    uint32_t reserved_;                 /* 0: where it is not, the pin was never initialised */
     swf_pin_free_fn *x_free;            /* set by retire */
     void *x_grace[SWF_PIN_GRACE_WORDS]; /* the grace mechanism's storage */
 };
