@@ -102,8 +102,10 @@ struct swf_feature;
 
 struct swf_feature_config {
     /* The sweep: list (with its slot offset), cache, reserve, init, guard and section_bound as
-     * for swf_sweep; algo too (RESUME by default). publish is ignored: always SWF_PUBLISH_CAS.
-     * deactivate walks the list with the same ops, guard and section bound, taking slots.
+     * for swf_sweep (SWF_SWEEP_SECTION_BOUND_AUTO by default: 1024 where the list can pin, one
+     * section per pass where it cannot); algo too (RESUME by default). publish is ignored:
+     * always SWF_PUBLISH_CAS. deactivate walks the list with the same ops, guard and section
+     * bound, taking slots.
      * What list.list points to (a walk state of list_hash.h) must live as long as the feature. */
     struct swf_sweep_config sweep;
     /* Wait for a grace period of the list's readers: every read section that began before the
@@ -152,15 +154,19 @@ struct swf_feature_stats {
 
 /*
  * Create a feature, off. Copies cfg. Returns 0; EINVAL (cfg or out NULL; sweep.list.ops, first,
- * next, cache, init, guard.enter or guard.leave NULL; pin/unpin/linked not all set or all NULL;
- * reserve 0 or above SWF_SWEEP_RESERVE_MAX; slot_offset not a multiple of sizeof(void *); a
- * section bound on a list that cannot pin; an unknown algo; synchronize NULL); ENOMEM.
- * Registers the process for membarrier's private expedited command if the kernel has it.
+ * next, cache, init, guard.enter or guard.leave NULL, or synchronize NULL: swf_error_reason()
+ * names every NULL field at once; pin/unpin/linked not all set or all NULL; reserve 0 or above
+ * SWF_SWEEP_RESERVE_MAX; slot_offset not a multiple of sizeof(void *); a section bound other
+ * than 0 and SWF_SWEEP_SECTION_BOUND_AUTO on a list that cannot pin; an unknown algo); ENOMEM.
+ * Registers the process for membarrier's private expedited command if the kernel has it. From
+ * here to swf_feature_destroy, on or off, the feature uses sweep.cache: swf_cache_destroy of it
+ * returns EBUSY until then.
  */
 SWF_API int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature **out);
 
-/* Free an inactive feature. Returns 0; EINVAL (NULL); EBUSY while active (nothing is done).
- * Exclusive: no other call on f may run. */
+/* Free an inactive feature (and release its cache: swf_cache_destroy may succeed after this).
+ * Returns 0; EINVAL (NULL); EBUSY while active (nothing is done). Exclusive: no other call on f
+ * may run. */
 SWF_API int swf_feature_destroy(struct swf_feature *f);
 
 /*
@@ -199,7 +205,8 @@ SWF_API int swf_feature_deactivate(struct swf_feature *f);
  */
 SWF_API int swf_feature_catch_up(struct swf_feature *f, struct swf_sweep_stats *stats);
 
-/* The out-of-line half of swf_feature_added: call that instead. */
+/* The out-of-line half of swf_feature_added: call that instead. Its messages name
+ * swf_feature_added. */
 SWF_API int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_mode mode);
 
 /* Take back the object of a member whose grace period is over (from the callback that frees

@@ -24,6 +24,8 @@
 #include "base/atomic.h"
 #include "base/tsan.h"
 #include "base/util.h"
+#include "cache/users.h"
+#include "sweep/check.h"
 
 enum { GATE_ON = 1u, GATE_FENCE = 2u };
 enum { STRIPES = 8, DEFAULT_BATCH = 256 };
@@ -125,9 +127,12 @@ static int fill(struct swf_feature *f, struct stripe *s, void *member, enum swf_
     return 0;
 }
 
+/* The public function this half is part of: messages name it, never this one. */
+static const char added[] = "swf_feature_added";
+
 int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_mode mode)
 {
-    SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    SWF_CHECK_ARG_AS(added, f == NULL, EINVAL, "f is NULL");
     uint32_t gate = swfi_load_relaxed_32(&f->head.x_gate);
     if (gate & GATE_FENCE) {
         swfi_fence_seq_cst(); /* fence A, in full: no membarrier to pair with */
@@ -135,9 +140,9 @@ int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_
     }
     if (!(gate & GATE_ON))
         return 0; /* the activation's walk will see the link (fences A and B) */
-    SWF_CHECK_ARG(member == NULL, EINVAL, "member is NULL");
-    SWF_CHECK_ARG(mode != SWF_NOWAIT && mode != SWF_WAIT, EINVAL,
-                  "mode is neither SWF_NOWAIT nor SWF_WAIT");
+    SWF_CHECK_ARG_AS(added, member == NULL, EINVAL, "member is NULL");
+    SWF_CHECK_ARG_AS(added, mode != SWF_NOWAIT && mode != SWF_WAIT, EINVAL,
+                     "mode is neither SWF_NOWAIT nor SWF_WAIT");
     struct stripe *s = stripe_of_thread(f);
     /* C: the count-in and the flag's second load, both sequentially consistent, so that one
      * of them and deactivate's D come first in their single total order (x86: a locked add and
@@ -148,8 +153,8 @@ int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_
         err = fill(f, s, member, mode);
     swfi_fetch_sub_acq_rel_32(&s->x_adders, 1); /* releases the publication to deactivate */
     if (err == EAGAIN)
-        return swfi_fail(__func__, err, "no object ready: the slot is owed (catch-up)");
-    return err ? swfi_fail(__func__, err, "no memory: the slot is owed (catch-up)") : 0;
+        return swfi_fail(added, err, "no object ready: the slot is owed (catch-up)");
+    return err ? swfi_fail(added, err, "no memory: the slot is owed (catch-up)") : 0;
 }
 
 int swf_feature_release(struct swf_feature *f, void *member)
@@ -175,7 +180,9 @@ static int sweep(struct swf_feature *f, struct swf_sweep_stats *stats)
     uint64_t owed = swfi_load_acquire_64(&f->x_owed);
     struct swf_sweep_stats st;
     memset(&st, 0, sizeof(st));
-    int err = swf_sweep(&f->cfg.sweep, &st);
+    /* Checked at create (whose line named swf_feature_create): no message here names swf_sweep. */
+    const struct swf_sweep_config *sc = &f->cfg.sweep;
+    int err = swf_sweep_run_(sc, sc->list.ops, sc->init, sc->list.slot_offset, &st);
     if (err != 0)
         (void)swfi_fetch_add_release_64(&f->x_owed, 1); /* what it did not reach is owed */
     else if (owed > swfi_load_relaxed_64(&f->x_covered))
@@ -443,12 +450,14 @@ int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature 
 {
     SWF_CHECK_ARG(cfg == NULL, EINVAL, "cfg is NULL");
     SWF_CHECK_ARG(out == NULL, EINVAL, "out is NULL");
-    SWF_CHECK_ARG(cfg->synchronize == NULL, EINVAL, "cfg->synchronize is NULL");
     struct swf_sweep_config sc = cfg->sweep;
     sc.publish = SWF_PUBLISH_CAS;
-    int err = swf_sweep_validate(&sc, sc.list.ops);
+    int err = swfi_sweep_check(&sc, sc.list.ops, __func__, SWFI_SWEEP_IN_FEATURE,
+                               cfg->synchronize == NULL);
     if (err != 0)
-        return err; /* swf_sweep_validate said why */
+        return err; /* swfi_sweep_check said why: every NULL field, or the first other fault */
+    /* Resolved once: the feature's sweeps and deactivate's walk use the same bound. */
+    sc.section_bound = swfi_section_bound(&sc, sc.list.ops);
     struct swf_feature *f;
     if (posix_memalign((void **)&f, 64, sizeof(*f)) != 0)
         return swfi_fail(__func__, ENOMEM, "no memory for the feature");
@@ -457,6 +466,7 @@ int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature 
     f->cfg.sweep = sc;
     pthread_mutex_init(&f->lock, NULL);
     swfi_store_relaxed_32(&f->head.x_gate, membarrier_usable() ? 0 : GATE_FENCE);
+    swfi_cache_use(sc.cache, SWFI_CACHE_USER_FEATURE); /* until destroy, active or not */
     *out = f;
     return 0;
 }
@@ -466,6 +476,7 @@ int swf_feature_destroy(struct swf_feature *f)
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
     if (swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON)
         return swfi_fail(__func__, EBUSY, "f is active");
+    swfi_cache_unuse(f->cfg.sweep.cache, SWFI_CACHE_USER_FEATURE);
     pthread_mutex_destroy(&f->lock);
     free(f);
     return 0;
