@@ -2,10 +2,12 @@
 """bench/report_test.py - the test of bench/report.py, on made-up Google Benchmark JSON.
 
 Checks the reading (repetitions, median aggregates, runs repeated across files, errors), the
-alloc table and its summary line, the generic table, the seed table (floors, x floor, estimated
-rows, speedups, targets), and the fault, generic and sections family tables; and bench/plot.py's
-plots (matplotlib): well-formed SVG, one line per series, a legend, an x tick at every N measured
-and no other, axes fitted to the data, estimates as open markers. Without matplotlib the plot
+alloc table and its summary line, the generic table, the seed table (floors, ÷ baseline and its
+definition, estimated rows, speedups, sweepfill's goals, the note when RESTART and RESUME did the
+same work), and the fault, generic and sections family tables; and bench/plot.py's plots
+(matplotlib): well-formed SVG, one line per series, a legend, an x tick at every N measured and no
+other, axes fitted to the data, estimates as open markers, a note under the seed plot exactly when
+a line lies below the baseline. Without matplotlib the plot
 points are skipped, with the reason; under CI=true (test/run installs python3-matplotlib) they
 fail instead. Speaks TAP.
 """
@@ -214,22 +216,38 @@ with tempfile.TemporaryDirectory() as d:
        "a seed run's figures are the medians of its repetitions")
     md = report.seed_markdown(res, "100")
     ok("| 100,000 | RESUME | 1 | 100,000 | 0.00310 | 31.0 | 1.55× |" in md,
-       "a seed row: passes, visits, seconds, ns/member and x floor (walk+init + first touch)")
+       "a seed row: passes, visits, seconds, ns/member and ÷ baseline (walk+init + first touch)")
+    ok("| N | algorithm | passes | visits | seconds | ns/member | ÷ baseline |" in md
+       and "× floor" not in md and "- ÷ baseline: seconds divided by the baseline's seconds" in md
+       and "not a lower bound: below 1× means faster than the baseline" in md,
+       "the ratio column is '÷ baseline', defined under the table, with what below 1× means")
     ok("| 400,000 | BATCH_RESTART (estimated) | 12,500 | 2,500,212,499 | ≈ 300 |" in md,
        "an estimated row is flagged and shows the formula's passes and visits")
-    ok("| 100,000 | floor: walk + init + first touch | 1 | 100,000 | 0.00200 | 20.0 | 1× |"
+    ok("| 100,000 | baseline: walk + init + first touch | 1 | 100,000 | 0.00200 | 20.0 | 1× |"
        in md and "| 100,000 | RESUME: in sections | 1 | - | 0.00120 |" in md,
-       "the floor row and RESUME's time inside sections")
+       "the baseline row and RESUME's time inside sections")
+    ok("RESTART and RESUME did the same work here" in md and "100 % failure" in md,
+       "RESTART and RESUME with the same passes and visits: a note says why and where they differ")
+    differ = [dict(r) for r in res]
+    for r in differ:
+        if r["kind"] == "RESTART" and r["n"] == 400000:
+            r["passes"], r["visits"] = 3, 400000 + 64
+    ok("did the same work" not in report.seed_markdown(differ, "100"),
+       "no such note where RESTART made more passes than RESUME")
+    ok("issue" not in md.lower() and "target" not in md.lower()
+       and "sweepfill's goals for these figures" in md,
+       "the report speaks of sweepfill's goals, and of nothing outside the project")
     ok("- 64 B, N = 400,000: 300 s / 0.0121 s = 24,793× (BATCH_RESTART estimated)" in md,
        "the speedup of RESUME over BATCH_RESTART per N, flagged when estimated")
     ok("estimated 2.40 s, measured 2.50 s (-4.0 %)" in md,
        "the estimator is compared with the real run where both exist")
     tg = "\n".join(report.seed_targets(res))
-    ok("RESUME passes, 64 B: 1, 1 at N = 100,000, 400,000 (target 1 at every N): met" in tg
-       and "×3.90 in time" in tg and "(target ≤ ×4.40): met" in tg,
-       "targets: one pass, linear growth")
-    ok("N = 100,000: 1.20×; N = 400,000: 1.20× (target ≤ 1.3×): met" in tg
-       and "24,793× (target ≥ 1,000×" in tg, "targets: inside sections against the walk, speedup")
+    ok("RESUME passes, 64 B: 1, 1 at N = 100,000, 400,000 (goal: 1 at every N): met" in tg
+       and "×3.90 in time" in tg and "(goal ≤ ×4.40): met" in tg,
+       "goals: one pass, linear growth")
+    ok("N = 100,000: 1.20×; N = 400,000: 1.20× (goal ≤ 1.3×): met" in tg
+       and "24,793×, BATCH_RESTART estimated (goal ≥ 1,000×" in tg,
+       "goals: inside sections against the walk, speedup")
     seed_plot_name = ("the seed plot: a line per algorithm plus the floor, the estimate an open "
                       "marker, ticks at N = 100k and 400k")
     out_md, out_svg = os.path.join(d, "seed.md"), os.path.join(d, "seed.svg")
@@ -245,13 +263,23 @@ with tempfile.TemporaryDirectory() as d:
                and len([i for i in ids if i.startswith("open-")]) == 1
                and xs == [100000, 400000] and "100k" in texts and "400k" in texts,
                seed_plot_name)
+            ok("note" not in ids and "baseline, 64 B" in texts,
+               "no note under the seed plot when every line lies above the baseline")
+            faster = [dict(r) for r in res]
+            for r in faster:
+                if r["kind"] == "RESUME" and r["n"] == 400000:
+                    r["seconds"] = 0.001  # the baseline there: 0.008 s
+            plot.seed_plot(faster, out_svg)
+            ids, texts = svg_facts(out_svg)
+            ok("note" in ids and any("not a lower bound" in t for t in texts),
+               "a line below the baseline: a note under the seed plot says why")
         except ET.ParseError as e:
             ok(False, f"{seed_plot_name} ({e})")
         os.remove(out_svg)
         ok(plot.main(["seed", path, "--out", out_svg]) == 0 and os.path.getsize(out_svg) > 0,
            "plot.py seed writes the plot")
     ok(report.main(["seed", path, "--md", out_md]) == 0
-       and "The issue's targets" in open(out_md, encoding="utf-8").read(),
+       and "sweepfill's goals" in open(out_md, encoding="utf-8").read(),
        "report.py seed writes the table")
 
     fam = []
@@ -286,12 +314,12 @@ with tempfile.TemporaryDirectory() as d:
        "the fault table and its comparison line")
     gmd = report.generic_family_markdown(runs)
     ok("| 10,000 | in order | 3.00 | 3.90 (1.30×) | 4.80 (1.60×) |" in gmd
-       and "1.30× (target ≤ 1.05×): above the target" in gmd,
-       "the generic table and its target line, a miss worded as a measurement")
+       and "1.30× (goal ≤ 1.05×): above the goal" in gmd,
+       "the generic table and its goal line, a miss worded as a measurement")
     ok("| sys TAILQ (rwlock) | 10,000 | shuffled | 3.00 | 3.10 | 1.03× |" in gmd
-       and "1.03× (target ≤ 1.05×): met" in gmd, "the other lists' generic table and target line")
+       and "1.03× (goal ≤ 1.05×): met" in gmd, "the other lists' generic table and goal line")
     ok("| sys TAILQ (rwlock) | 100,000 | shuffled | 20.0 | 20.2 | 1.010× |" in gmd
-       and "back to back: macro against hand-written 1.010× (target ≤ 1.05×): met" in gmd,
+       and "back to back: macro against hand-written 1.010× (goal ≤ 1.05×): met" in gmd,
        "the paired generic table")
     smd = report.sections_markdown(runs)
     ok("| rwlock, writer-preferring | 0 (unbounded) | 1,000,000 | 500 | 500 | 500 | 250 | 10 |"

@@ -3,7 +3,10 @@
 # feature is switched on and off. bench/run --live runs this; it also runs alone.
 #
 # Usage: bench/run_live.sh [--quick] [--build-dir=DIR] [--out=DIR] [bench_live flags...]
-#   --quick          bench_live --smoke (N = 2000, short phases): seconds, not minutes
+#   --quick          bench_live --smoke --n=100k (64 B, one repetition, short phases): seconds,
+#                    not minutes; N large enough that the activation lasts long enough for
+#                    requests to end during it (at --smoke's own N = 2000 it takes under a
+#                    millisecond, and the table would have nothing to show for it)
 #   --build-dir=DIR  use DIR/bench/bench_live as built; otherwise configure and build the
 #                    release build build/bench (as bench/run does) and use it
 #   --out=DIR        where the results go (default bench/out)
@@ -17,7 +20,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir= out= flags=()
 for arg in "$@"; do
   case $arg in
-  --quick) flags+=(--smoke) ;;
+  --quick) flags+=(--smoke --n=100k) ;;
   --build-dir=*) build_dir=${arg#*=} ;;
   --out=*) out=${arg#*=} ;;
   -h | --help)

@@ -28,7 +28,8 @@
  *   sweep64    swf_feature (feature.h) over the service's own CK_LIST (the _AUTO adapter, pins
  *   sweep1024  retired on the writer's ck_epoch record), section bound 64 or 1024, prepare =
  *              N + reserve; the writer calls swf_feature_added(SWF_NOWAIT) after each link and,
- *              on EAGAIN, swf_feature_added(SWF_WAIT) (it holds no lock); synchronize is
+ *              on EAGAIN, swf_feature_added(SWF_WAIT) (it holds no lock, and it is the only
+ *              deleter, so m cannot be released under the retry); synchronize is
  *              swf_cache_quiesce on the activator's record [swf_guard_epoch]
  *   urcu       the liburcu peer (memb flavour): a flag under the writer mutex (adds give an
  *              object before linking while it is set), then ONE read-side section over the
@@ -839,6 +840,21 @@ static const char *setup(void)
     return NULL;
 }
 
+/* The smoke test checks that the idle phase served requests and writer operations; on a loaded
+ * machine --idle-ms may pass before the threads ran at all. Wait on (30 s at most) until each
+ * worker and the writer did at least one. */
+static void idle_until_served(void)
+{
+    for (int waited_ms = 0; waited_ms < 30000; waited_ms += 10) {
+        bool served = __atomic_load_n(&S.wr[PH_IDLE].count, __ATOMIC_RELAXED) > 0;
+        for (int k = 0; k < opt.workers; k++)
+            served = served && __atomic_load_n(&S.w[k].h[PH_IDLE].count, __ATOMIC_RELAXED) > 0;
+        if (served)
+            return;
+        sleep_ms(10);
+    }
+}
+
 static void summarise(struct lresult *r, uint64_t t_phase[NPHASE + 1])
 {
     struct hist *all = calloc(1, sizeof(*all));
@@ -927,6 +943,8 @@ static void child_run(struct lresult *r)
     for (int k = 0; k < opt.workers; k++)
         pthread_create(&S.w[k].thread, NULL, worker_main, &S.w[k]);
     sleep_ms(opt.idle_ms);
+    if (opt.smoke)
+        idle_until_served();
 
     double thp0 = vmstat("thp_fault_alloc"), cs0 = vmstat("compact_stall");
     long f0 = thread_faults(NULL);
@@ -1173,8 +1191,8 @@ static void make_row(struct row *w, const struct lresult *runs, int k)
     w->compact = MED(runs, k, r->compact_stall);
 }
 
-/* "met", or the targets missed. */
-static const char *targets(const struct row *w, char *buf, size_t len)
+/* "met", or the goals missed (bench/README.md, Goals). */
+static const char *goals(const struct row *w, char *buf, size_t len)
 {
     buf[0] = 0;
     if (w->p[1][1] - w->p[0][1] > 1.0)
@@ -1207,23 +1225,43 @@ static void print_tables(struct lresult *all, int nconf, const int *order_v, int
 {
     printf("\n| N | size | variant | idle p50 / p99 / p99.9 / max (us) | activation p50 / p99 / "
            "p99.9 / max (us) | req/s idle | req/s act | writer max act (ms) | act wall (ms) | "
-           "act CPU (ms) | targets |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+           "act CPU (ms) | goals |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    int unmeasured = 0;
     for (int c = 0; c < nconf; c++)
         for (int j = 0; j < nv; j++) {
             int v = order_v[j];
             struct row w;
             make_row(&w, &all[((size_t)c * NVARIANT + (size_t)v) * (size_t)opt.reps], reps_for(c));
-            char nb[32], tb[64];
-            printf("| %s | %lld | %s | %.2f / %.2f / %.2f / %.0f | %.2f / %.2f / %.2f / %.0f | "
-                   "%.2fM | %.2fM | %.2f | %.1f | %.1f | %s |\n",
+            char nb[32], tb[64], act[160];
+            /* No request ended while the activation ran (it was shorter than a request's wait
+             * for the core): its latencies and rate were not measured, and zeros would read as
+             * a measurement. */
+            if (w.rps[1] == 0) {
+                unmeasured++;
+                snprintf(act, sizeof(act),
+                         "not measured: no request ended during the %.1f ms activation", w.act_ms);
+            } else {
+                snprintf(act, sizeof(act), "%.2f / %.2f / %.2f / %.0f", w.p[1][0], w.p[1][1],
+                         w.p[1][2], w.p[1][3]);
+            }
+            printf("| %s | %lld | %s | %.2f / %.2f / %.2f / %.0f | %s | %.2fM | ",
                    size_name(opt.ns[c / opt.nsizes], nb, sizeof(nb)),
                    (long long)opt.sizes[c % opt.nsizes], variant_names[v], w.p[0][0], w.p[0][1],
-                   w.p[0][2], w.p[0][3], w.p[1][0], w.p[1][1], w.p[1][2], w.p[1][3], w.rps[0] / 1e6,
-                   w.rps[1] / 1e6, w.wr_max_ms, w.act_ms, w.act_cpu_ms,
+                   w.p[0][2], w.p[0][3], act, w.rps[0] / 1e6);
+            if (w.rps[1] == 0)
+                printf("- | ");
+            else
+                printf("%.2fM | ", w.rps[1] / 1e6);
+            printf("%.2f | %.1f | %.1f | %s |\n", w.wr_max_ms, w.act_ms, w.act_cpu_ms,
                    !bounded(v)     ? "-"
-                   : w.rps[1] == 0 ? "no requests during activation"
-                                   : targets(&w, tb, sizeof(tb)));
+                   : w.rps[1] == 0 ? "not measured"
+                                   : goals(&w, tb, sizeof(tb)));
         }
+    if (unmeasured > 0)
+        printf("\n%d of the rows: not measured during activation. The activation ended before any "
+               "request did, so there is no latency or rate to report for it; a larger --n makes "
+               "it last long enough (bench/run --live --quick uses --n=100k).\n",
+               unmeasured);
     printf("\nRequests above %lld ns during activation, by what happened during them (medians):\n"
            "\n| N | size | variant | slow: waited / slept / faulted / other | in grow / in sweep | "
            "worker invol. switches/s idle / act | worker run-queue wait ms idle / act | "
@@ -1236,14 +1274,18 @@ static void print_tables(struct lresult *all, int nconf, const int *order_v, int
             int v = order_v[j];
             struct row w;
             make_row(&w, &all[((size_t)c * NVARIANT + (size_t)v) * (size_t)opt.reps], reps_for(c));
-            char nb[32];
-            printf("| %s | %lld | %s | %.0f / %.0f / %.0f / %.0f | %.0f / %.0f | %.0f / %.0f | "
+            char nb[32], slow[96];
+            if (w.rps[1] == 0) /* no request to classify (above) */
+                snprintf(slow, sizeof(slow), "not measured | not measured");
+            else
+                snprintf(slow, sizeof(slow), "%.0f / %.0f / %.0f / %.0f | %.0f / %.0f", w.slow[0],
+                         w.slow[1], w.slow[2], w.slow[3], w.slow_grow, w.slow_sweep);
+            printf("| %s | %lld | %s | %s | %.0f / %.0f | "
                    "%.1f / %.1f | %.0f | %.0f | %.1f | %.0f | %.0f / %.0f / %.0f / %.0f; %.2f |\n",
                    size_name(opt.ns[c / opt.nsizes], nb, sizeof(nb)),
-                   (long long)opt.sizes[c % opt.nsizes], variant_names[v], w.slow[0], w.slow[1],
-                   w.slow[2], w.slow[3], w.slow_grow, w.slow_sweep, w.invol_s[0], w.invol_s[1],
-                   w.wait_ms[0], w.wait_ms[1], w.wfaults, w.afaults, w.grow_ms, w.thp, w.wr_slow[0],
-                   w.wr_slow[1], w.wr_slow[2], w.wr_slow[3], w.wr_ran_ms);
+                   (long long)opt.sizes[c % opt.nsizes], variant_names[v], slow, w.invol_s[0],
+                   w.invol_s[1], w.wait_ms[0], w.wait_ms[1], w.wfaults, w.afaults, w.grow_ms, w.thp,
+                   w.wr_slow[0], w.wr_slow[1], w.wr_slow[2], w.wr_slow[3], w.wr_ran_ms);
         }
 }
 

@@ -65,6 +65,7 @@ static void bm_fault(swfb_state *st)
         cfg.cache = c;
         cfg.init = bobj_init;
         cfg.algo = a->algo;
+        cfg.section_bound = 0; /* one section per pass: sections are what refills make */
         struct timed_guard tg;
         timed_guard_init(&tg, &cfg.guard);
         struct swf_sweep_stats s;

@@ -118,6 +118,7 @@ static void sweep_config(struct swf_sweep_config *cfg, struct blist *l, struct s
     cfg->cache = c;
     cfg->init = bobj_init;
     cfg->algo = algo;
+    cfg->section_bound = 0; /* one section per pass: sections are what refills make */
     timed_guard_init(tg, &cfg->guard);
 }
 

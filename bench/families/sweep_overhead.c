@@ -267,6 +267,7 @@ static int fill_tailq_macro(void *list, uint64_t *fails)
     cfg.list = gtq_list(&l->tq);
     cfg.cache = cache;
     cfg.init = bobj_init;
+    cfg.section_bound = 0; /* one section, as the hand-written loop */
     swf_guard_rwlock(&cfg.guard, &glock);
     int err = tailq_sweep(&cfg, &st);
     *fails += st.nowait_failures;
@@ -296,6 +297,7 @@ static int fill_cds_macro(void *list, uint64_t *fails)
     cfg.list = gcds_list(&l->cds);
     cfg.cache = cache;
     cfg.init = bobj_init;
+    cfg.section_bound = 0; /* one section, as the hand-written loop */
     swf_guard_urcu(&cfg.guard, &urcu_memb_flavor);
     int err = cds_sweep(&cfg, &st);
     *fails += st.nowait_failures;
@@ -333,6 +335,7 @@ static void sweep_cfg(struct swf_sweep_config *cfg, struct blist *l)
     cfg->list = blp_list(&l->head);
     cfg->cache = cache;
     cfg->init = bobj_init;
+    cfg->section_bound = 0; /* one section, as the hand-written loop */
     swf_guard_epoch(&cfg->guard, bench_epoch_record());
 }
 

@@ -152,6 +152,13 @@ fsafety="filled when on, empty when off, each object freed once, no leak, no dea
 verify "feature [$fsafety] 1+2 added, fences" feature.pml safety pass -DNA=2
 verify "feature [$fsafety] 1+2 added, membarrier" feature.pml safety pass -DNA=2 -DMEMBARRIER
 
+# Catch-up (feature.h): 2 adders whose allocation may fail (owed), 2 threads calling
+# swf_feature_catch_up twice each (two sweeps in flight, one waiting), the sweep's allocation may
+# fail (ENOMEM, still owed). Checked at each return of 0: every member owed before the call has
+# an object.
+verify "feature catch-up [owed before the call => filled at its return 0, no deadlock] 2 adders, 2 callers x2, sweeps may fail" \
+  feature.pml safety pass -DCATCH_UP -DNA=2 -DNC=2 -DSWEEP_FAILS
+
 # Broken variants: each must fail, with the error that names its bug.
 uaf='assertion violated \(mst\[m\]!=3\)'
 verify "activation/add-ignores-flag" activation.pml safety 'assertion violated \(slot\[i\]!=0\)' \
@@ -203,6 +210,8 @@ verify "feature/deactivate-does-not-wait-for-adders" feature.pml safety \
   'assertion violated \(slot\[i\]==0\)' -DBROKEN_NO_DRAIN
 verify "feature/adder-does-not-read-the-flag-again" feature.pml safety \
   'assertion violated \(slot\[i\]==0\)' -DBROKEN_NO_RECHECK
+verify "feature/catch-up-returns-early (an owed flag read without the mutex)" feature.pml \
+  safety 'assertion violated .*slot\[i\]!=0' -DCATCH_UP -DBROKEN_EARLY_RETURN
 
 # The library's pin (pin.h, lib/sweep/pin.c): swf_pin_retire racing the sweeps' swf_pin_put, with the
 # grace period of an epoch/RCU list and of a lock-protected list (swf_grace_lock).

@@ -36,6 +36,21 @@
  *   BROKEN_READ_BEFORE_LINK  the adder reads the flag before it links the member
  *   BROKEN_NO_DRAIN          deactivate walks without waiting for the adders counted in
  *   BROKEN_NO_RECHECK        a counted-in adder does not read the flag again after counting in
+ *
+ * Catch-up (-DCATCH_UP, its own processes and init at the end of this file): the feature is on
+ * and member 0 holds an object; NA adders each link one member and call swf_feature_added,
+ * whose allocation may fail (the member is owed: the owed count goes up); 2 CatchUp processes
+ * each call swf_feature_catch_up (NC times), so two sweeps may be in flight, one of them
+ * waiting for the mutex; a sweep's allocation may fail too (with -DSWEEP_FAILS: ENOMEM, counted
+ * owed). The sweep visits members in index order, the adders' last, as a list whose newest
+ * members are at its tail. swf_feature_catch_up snapshots the owed count and returns at once
+ * only if a completed sweep covered it; else it takes the mutex, looks again, and sweeps; each
+ * sweep reads the count as it begins and, completed, raises the covered count to it.
+ * Property: when swf_feature_catch_up returns 0, every member owed before the call (its add had
+ * returned EAGAIN when the call began) has an object. Broken variant:
+ *   BROKEN_EARLY_RETURN      the previous code: one owed flag, cleared by a sweep as it begins,
+ *                            read without the mutex; a caller that reads it clear while another
+ *                            thread's sweep has not reached its owed member returns 0
  */
 #ifndef NA
 #define NA 2
@@ -76,6 +91,7 @@ inline publish(m, o)
     o = 0
 }
 
+#ifndef CATCH_UP
 proctype Adder(byte m)
 {
     byte o;
@@ -275,3 +291,160 @@ init {
         od
     }
 }
+#endif
+
+#ifdef CATCH_UP
+#ifndef NC
+#define NC 1
+#endif
+#ifndef NCU
+#define NCU 2
+#endif
+byte owed_seq;     /* x_owed: slots left empty, and sweeps that ran out of memory */
+byte covered;      /* x_covered: the largest count a completed sweep read as it began */
+bool owed_flag;    /* BROKEN_EARLY_RETURN: the previous code's x_owed flag */
+bool owed_m[N];    /* the member's add returned EAGAIN (ghost) */
+bool mutex;        /* f->lock */
+
+/* One sweep under the mutex: 0, or 1 (ENOMEM). */
+inline cu_sweep(err)
+{
+#ifdef BROKEN_EARLY_RETURN
+    owed_flag = 0;   /* cleared as it begins: what it does not reach is owed still */
+#else
+    snap = owed_seq; /* acquire: the owed members counted so far are on the list */
+#endif
+    err = 0;
+    i = 0;
+    do
+    :: i < N ->
+        if
+        :: vis[i] && slot[i] == 0 ->
+            if
+            :: publish(i, o)
+#ifdef SWEEP_FAILS
+            :: err = 1; break
+#endif
+            fi
+        :: else
+        fi;
+        i++
+    :: i == N -> break
+    od;
+    i = 0;
+    if
+    :: err ->
+#ifdef BROKEN_EARLY_RETURN
+        owed_flag = 1
+#else
+        owed_seq++
+#endif
+    :: else ->
+#ifndef BROKEN_EARLY_RETURN
+        if
+        :: snap > covered -> covered = snap   /* release */
+        :: else
+        fi
+#else
+        skip
+#endif
+    fi
+}
+
+proctype CuAdder(byte m)
+{
+    byte o;
+    vis[m] = 1;   /* linked (the fences are feature.pml's other mode) */
+    if
+    :: publish(m, o)           /* an object was ready */
+    :: atomic {                /* none: EAGAIN, owed */
+#ifdef BROKEN_EARLY_RETURN
+           owed_flag = 1;
+#else
+           owed_seq++;         /* release, after the link */
+#endif
+           owed_m[m] = 1
+       }
+    fi;
+    done++
+}
+
+proctype CatchUp()
+{
+    byte i, o, k, snap, before;   /* before: a bit per member owed when the call began */
+    bool err;
+    k = 0;
+    do
+    :: k < NC ->
+        atomic {
+            before = 0;
+            i = 0;
+            do
+            :: i < N -> if :: owed_m[i] -> before = before | (1 << i) :: else fi; i++
+            :: i == N -> break
+            od;
+            i = 0;
+#ifndef BROKEN_EARLY_RETURN
+            snap = owed_seq   /* acquire */
+#endif
+        };
+        err = 0;
+#ifdef BROKEN_EARLY_RETURN
+        if
+        :: owed_flag == 0 -> goto call_done   /* no mutex */
+        :: else
+        fi;
+        atomic { !mutex -> mutex = 1 };
+        if
+        :: owed_flag -> cu_sweep(err)
+        :: else
+        fi;
+#else
+        if
+        :: covered >= snap -> goto call_done   /* acquire: that sweep's publications */
+        :: else
+        fi;
+        atomic { !mutex -> mutex = 1 };
+        if
+        :: covered < snap -> cu_sweep(err)
+        :: else
+        fi;
+#endif
+        mutex = 0;
+call_done:
+        atomic {
+            i = 0;
+            do
+            :: i < N ->
+                assert(err || !(before & (1 << i)) || slot[i] != 0);
+                i++
+            :: i == N -> break
+            od;
+            i = 0
+        };
+        k++
+    :: k == NC -> break
+    od;
+    done++
+}
+
+init {
+    byte i;
+    atomic {
+        vis[0] = 1;
+        slot[0] = 1;   /* on: member 0 has the activation's object */
+        nobj = 1;
+        i = 1;
+        do
+        :: i < N -> run CuAdder(i); i++
+        :: i == N -> break
+        od;
+        i = 0;
+        do
+        :: i < NCU -> run CatchUp(); i++
+        :: i == NCU -> break
+        od
+    };
+    done == NA + NCU
+}
+#endif

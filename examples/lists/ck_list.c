@@ -5,6 +5,7 @@
  * between the [README] markers (test/packaging/readme_snippets.py checks that they agree).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -36,6 +37,8 @@ static void grace(void *rec)
     ck_epoch_synchronize(rec);
 }
 
+/* rec belongs to the control thread: activate, deactivate and catch_up run there, never on an
+ * adder's thread (an epoch record serves one thread at a time). */
 static int make_feature(struct task_list *all, ck_epoch_record_t *rec)
 {
     struct swf_feature_config cfg;
@@ -43,18 +46,24 @@ static int make_feature(struct task_list *all, ck_epoch_record_t *rec)
     cfg.sweep.list = tasks_list(all);
     cfg.sweep.cache = cache;
     cfg.sweep.init = init_shadow;
-    swf_guard_epoch(&cfg.sweep.guard, rec); /* activate and deactivate run on rec's thread */
+    swf_guard_epoch(&cfg.sweep.guard, rec); /* the sections run on rec, on the calling thread */
     cfg.sweep.section_bound = 1024;         /* leave the epoch section every 1024 members */
     cfg.synchronize = grace;
     cfg.synchronize_arg = rec;
     return swf_feature_create(&cfg, &tracing);
 }
 
-static void add_task(struct task_list *all, struct task *t) /* with the writer lock held */
+static void add_task(struct task_list *all, struct task *t) /* any thread, writer lock held */
 {
     CK_LIST_INSERT_HEAD(all, t, link);
-    if (swf_feature_added(tracing, t, SWF_NOWAIT) == EAGAIN) /* off: one load */
-        swf_feature_catch_up(tracing, NULL); /* or later, from a thread that may block */
+    (void)swf_feature_added(tracing, t, SWF_NOWAIT); /* off: one load; EAGAIN: t is owed */
+}
+
+/* The control thread (rec's), not holding the writer lock, now and then: one walk fills every
+ * member owed so far, in epoch sections on rec; it returns at once when none is owed. */
+static int catch_up_tasks(void)
+{
+    return swf_feature_catch_up(tracing, NULL);
 }
 
 static void free_task(struct swf_pin *pin) /* after the grace period and any sweep's unpin */
@@ -64,10 +73,11 @@ static void free_task(struct swf_pin *pin) /* after the grace period and any swe
     free(t);
 }
 
-static void delete_task(struct task *t, ck_epoch_record_t *rec) /* with the writer lock held */
+/* With the writer lock held; own is the calling thread's own epoch record. */
+static void delete_task(struct task *t, ck_epoch_record_t *own)
 {
     struct swf_grace grace;
-    swf_grace_epoch(&grace, rec); /* ck_epoch_call on rec; ck_epoch_poll/barrier runs it */
+    swf_grace_epoch(&grace, own); /* ck_epoch_call on own; its ck_epoch_poll/barrier runs it */
     CK_LIST_REMOVE(t, link);
     swf_pin_retire(&t->pin, &grace, free_task);
 }
@@ -84,7 +94,19 @@ static size_t with_shadow(struct task_list *all)
     return n;
 }
 
-int main(void)
+static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
+
+static void *adder(void *all) /* another thread: adds, and touches no epoch record of main's */
+{
+    for (int i = 0; i < 1000; i++) { /* added while on: filled by their adder, or owed */
+        pthread_mutex_lock(&writer);
+        add_task(all, calloc(1, sizeof(struct task)));
+        pthread_mutex_unlock(&writer);
+    }
+    return NULL;
+}
+
+int main(void) /* the control thread: rec is its record */
 {
     static ck_epoch_t epoch;
     static ck_epoch_record_t rec;
@@ -97,13 +119,18 @@ int main(void)
     for (int i = 0; i < 10000; i++)
         add_task(&all, calloc(1, sizeof(struct task)));
     int err = swf_feature_activate(tracing, NULL);
-    for (int i = 0; i < 1000; i++) /* added while on: filled by their adder */
-        add_task(&all, calloc(1, sizeof(struct task)));
+    pthread_t t;
+    if (pthread_create(&t, NULL, adder, &all) != 0)
+        return 1;
+    pthread_join(t, NULL);
+    err |= catch_up_tasks(); /* here, on rec's thread */
     size_t on = with_shadow(&all);
     err |= swf_feature_deactivate(tracing);
     size_t off = with_shadow(&all);
+    pthread_mutex_lock(&writer);
     while (CK_LIST_FIRST(&all) != NULL)
         delete_task(CK_LIST_FIRST(&all), &rec);
+    pthread_mutex_unlock(&writer);
     ck_epoch_barrier(&rec);
     struct swf_cache_stats st;
     swf_cache_stats(cache, &st);

@@ -57,8 +57,8 @@ static void open_conn(struct conn_q *q, struct conn *c, pthread_rwlock_t *lock)
     TAILQ_INSERT_TAIL(q, c, link);
     int err = swf_feature_added(stats_on, c, SWF_NOWAIT); /* off: one load; never blocks */
     pthread_rwlock_unlock(lock);
-    if (err == EAGAIN) /* no object was ready: get one where we may block */
-        swf_feature_added(stats_on, c, SWF_WAIT);
+    if (err == EAGAIN) /* c is owed. Not SWF_WAIT on c: a close may have freed it by now */
+        swf_feature_catch_up(stats_on, NULL); /* walks what is linked, in read sections */
 }
 
 static void free_conn(struct swf_pin *pin)

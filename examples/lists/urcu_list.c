@@ -56,8 +56,8 @@ static void start_session(struct cds_list_head *all, struct session *s)
     cds_list_add_rcu(&s->link, all);
     int err = swf_feature_added(tracing, s, SWF_NOWAIT); /* off: one load */
     pthread_mutex_unlock(&update);
-    if (err == EAGAIN)
-        swf_feature_added(tracing, s, SWF_WAIT); /* outside the lock: may block */
+    if (err == EAGAIN) /* s is owed; an end_session may free s now: catch up, not s itself */
+        swf_feature_catch_up(tracing, NULL); /* outside the lock, a registered thread */
 }
 
 static void free_session(struct swf_pin *pin) /* on the call_rcu thread, or in the sweep */

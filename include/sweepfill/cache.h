@@ -277,8 +277,10 @@ SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cach
  * Destroy a cache and return all its memory to the system. Objects still cached in other threads'
  * magazines are reclaimed with it; those threads may go on using other caches.
  * Concurrency: exclusive (see the top of this file). Progress: blocking.
- * Returns 0; EINVAL if c is NULL; EBUSY, destroying nothing, while objects are alive (including
- * deferred frees whose grace period has not run): free them first.
+ * Returns 0; EINVAL if c is NULL; EBUSY, destroying nothing, while a feature or a registry
+ * made on c exists (from its create to its destroy, on or off; swf_error_reason() names it:
+ * "the cache is in use by a feature: swf_feature_destroy it first"), or while objects are alive
+ * (including deferred frees whose grace period has not run): free them first.
  */
 SWF_API int swf_cache_destroy(struct swf_cache *c);
 
@@ -380,7 +382,8 @@ SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
  * Blocking. Returns 0; EINVAL if c is NULL; ENOMEM if the system, the limit or the magazine table
  * (4M magazines: 251M free objects) stopped it short or would have, or no memory was left for the
  * thread's magazines, or huge pages were required and none were had (what was mapped stays
- * ready); EPERM: lock_memory and mlock was refused.
+ * ready; beyond the magazine table, swf_error_reason() states the most objects the cache can
+ * have ready now, the table's size and what to do); EPERM: lock_memory and mlock was refused.
  */
 SWF_API int swf_cache_grow(struct swf_cache *c, size_t n);
 

@@ -23,8 +23,9 @@
  *
  * Each macro (name, head_type, member_type, link_field, slot_field[, pin_field]) is
  * SWF_LIST_FIRST_NEXT[_AUTO] (list.h) with that kind's FIRST and NEXT, and defines NAME_ops and
- * NAME_list(struct head_type *). Without _AUTO the list cannot pin: RESUME runs as RESTART and a
- * section bound is refused (EINVAL).
+ * NAME_list(struct head_type *). Without _AUTO the list cannot pin: RESUME runs as RESTART, the
+ * default section bound (SWF_SWEEP_SECTION_BOUND_AUTO) runs one section per pass, and any other
+ * non-zero bound is refused (EINVAL).
  *
  * Synchronisation (the lock's, "X": excluded by the lock; "-": concurrent):
  *                       sweep section  reader  writer (insert, remove + retire)

@@ -57,8 +57,11 @@
  *
  * Errors: the void functions do nothing with a NULL pin; swf_pin_linked(NULL) is false. In every
  * build, a put without a get ("sweepfill: swf_pin_put: pin 0x... released more often than
- * taken"), a get after the grace period ended, too many pins, and a grace_over twice or for a
- * pin never retired print one line naming the function and the pin and abort.
+ * taken"), a get after the grace period ended, too many pins, a grace_over twice or for a pin
+ * never retired, and a get, put, retire or grace_over of a pin that was never initialised
+ * (neither zero-filled nor swf_pin_init'ed: "pin 0x... is not initialised") print one line
+ * naming the function and the pin and abort. A retire of a pin whose grace period is over
+ * (reused after free_fn without swf_pin_init) returns EALREADY with a reason that says so.
  */
 #ifndef SWEEPFILL_PIN_H
 #define SWEEPFILL_PIN_H
@@ -82,8 +85,8 @@ typedef void swf_pin_free_fn(struct swf_pin *pin);
 
 /* Embed one in each member. Fields are the library's: do not touch them. */
 struct swf_pin {
-    uint32_t x_word; /* pins | RETIRED | GRACE_OVER */
-    uint32_t reserved_;
+    uint32_t x_word;                    /* pins | RETIRED | GRACE_OVER */
+    uint32_t reserved_;                 /* 0: where it is not, the pin was never initialised */
     swf_pin_free_fn *x_free;            /* set by retire */
     void *x_grace[SWF_PIN_GRACE_WORDS]; /* the grace mechanism's storage */
 };

@@ -136,13 +136,14 @@ struct swf_registry_config {
     void *init_arg;
     size_t reserve;       /* the activation sweep's reserve (default 32) */
     size_t section_bound; /* visits per read-side section in activate and deactivate
-                             (default 1024; 0 = unbounded) */
+                             (default SWF_SWEEP_SECTION_BOUND_AUTO: 1024, the registry's
+                             list can always pin; 0 = unbounded) */
 };
 
 static inline void swf_registry_config_init(struct swf_registry_config *cfg)
 {
     struct swf_registry_config d = {SWF_NULL_, SWF_NULL_, SWF_NULL_, SWF_SWEEP_RESERVE_DEFAULT,
-                                    1024};
+                                    SWF_SWEEP_SECTION_BOUND_AUTO};
     *cfg = d;
 }
 
@@ -164,7 +165,9 @@ struct swf_registry_stats {
 
 /*
  * Create a registry. Returns 0; EINVAL (cfg/out NULL, cache or init NULL, reserve 0 or above
- * SWF_SWEEP_RESERVE_MAX); ENOMEM; EAGAIN (too many registries and caches alive). Blocking.
+ * SWF_SWEEP_RESERVE_MAX); ENOMEM; EAGAIN (too many registries and caches alive). Blocking. From
+ * here to swf_registry_destroy the registry uses cfg->cache: swf_cache_destroy of it returns
+ * EBUSY until then.
  */
 SWF_API int swf_registry_create(const struct swf_registry_config *cfg, struct swf_registry **out);
 

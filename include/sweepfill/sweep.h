@@ -17,8 +17,9 @@
  *                          inside the section and keeps its cursor (stats.inplace_refills). The
  *                          fallback still returns 0; with the full checks on
  *                          (swf_debug_checks() == 1) it also prints one line to stderr per such
- *                          call ("sweepfill: swf_sweep: the list cannot pin ... SWF_RESUME runs
- *                          as SWF_RESTART ...").
+ *                          call, naming the function called ("sweepfill: swf_sweep: the list
+ *                          cannot pin ... SWF_RESUME runs as SWF_RESTART ..."; a sweep that
+ *                          SWF_SWEEP_DEFINE generated gives its own name).
  *   SWF_RESTART            like RESUME, but after a refill it walks again from the head.
  *                          Passes: P = max(1, ceil(N / B)) at 100% NOWAIT failure, with
  *                          B*P*(P-1)/2 + N + (P-1) visits; 1 pass and N visits when NOWAIT never
@@ -35,7 +36,9 @@
  * resuming after the member it just handled (so the walk stays one pass and visits do not grow);
  * it needs a list that can pin. If a pinned cursor was unlinked while the sweep was outside its
  * section, the walk restarts from the head (stats.restarts) - the only case in which RESUME
- * makes more than one pass.
+ * makes more than one pass. The default, SWF_SWEEP_SECTION_BOUND_AUTO, is a bound of
+ * SWF_SWEEP_SECTION_BOUND_DEFAULT (1024) visits where the list can pin, and one section per pass
+ * where it cannot (stats.unbounded says so); 0 asks for one section per pass on any list.
  *
  * Contract: when swf_sweep returns 0, every member that was linked for the whole call has a
  * non-NULL slot; each new object was initialised once and published once; pre-set slots were not
@@ -81,6 +84,13 @@ extern "C" {
 
 #define SWF_SWEEP_RESERVE_DEFAULT 32 /* FTRACE_RETSTACK_ALLOC_SIZE */
 #define SWF_SWEEP_RESERVE_MAX     65536
+
+/* Visits per read-side section by default where the list can pin: the figure behind the grace
+ * periods README.md and docs/design.md measure. */
+#define SWF_SWEEP_SECTION_BOUND_DEFAULT 1024
+/* section_bound's default: SWF_SWEEP_SECTION_BOUND_DEFAULT where the list can pin, one section
+ * per pass where it cannot (never EINVAL). */
+#define SWF_SWEEP_SECTION_BOUND_AUTO SIZE_MAX
 
 enum swf_algo {
     SWF_RESUME = 0,
@@ -208,13 +218,16 @@ struct swf_sweep_config {
     swf_init_fn *init; /* required */
     void *init_arg;
     struct swf_guard guard;
-    size_t section_bound; /* visits per read-side section; 0 = one section per pass */
+    size_t section_bound; /* visits per read-side section; 0 = one section per pass;
+                             SWF_SWEEP_SECTION_BOUND_AUTO (the default): 1024 where the
+                             list can pin, one section per pass where it cannot */
     enum swf_publish publish;
     enum swf_algo algo;
 };
 
-/* A config with the defaults: reserve 32, RESUME, release-store publication, unbounded
- * sections, no guard (fill in list, cache, init and guard). */
+/* A config with the defaults: reserve 32, RESUME, release-store publication, section bound
+ * SWF_SWEEP_SECTION_BOUND_AUTO (1024 visits where the list can pin), no guard (fill in list,
+ * cache, init and guard). */
 static inline void swf_sweep_config_init(struct swf_sweep_config *cfg)
 {
     struct swf_sweep_config d = {{SWF_NULL_, SWF_NULL_, 0},
@@ -223,7 +236,7 @@ static inline void swf_sweep_config_init(struct swf_sweep_config *cfg)
                                  SWF_NULL_,
                                  SWF_NULL_,
                                  {SWF_NULL_, SWF_NULL_, SWF_NULL_, 0},
-                                 0,
+                                 SWF_SWEEP_SECTION_BOUND_AUTO,
                                  SWF_PUBLISH_STORE,
                                  SWF_RESUME};
     *cfg = d;
@@ -244,23 +257,40 @@ struct swf_sweep_stats {
     uint64_t longest_section; /* most visits in one section */
     uint64_t lost_races;      /* SWF_PUBLISH_CAS: slots set by someone else first */
     uint32_t fell_back;       /* RESUME ran as RESTART: the list cannot pin */
+    uint32_t unbounded;       /* one read-side section per pass: section_bound 0, or
+                                 SWF_SWEEP_SECTION_BOUND_AUTO on a list that cannot pin */
 };
+
+/* The section bound a sweep runs with (SWF_SWEEP_SECTION_BOUND_AUTO resolved against ops). */
+static inline size_t swf_section_bound_of_(size_t bound, const struct swf_list_ops *ops)
+{
+    if (bound != SWF_SWEEP_SECTION_BOUND_AUTO)
+        return bound;
+    return swf_list_can_pin(ops) ? SWF_SWEEP_SECTION_BOUND_DEFAULT : 0;
+}
 
 /*
  * Run a sweep. stats may be NULL.
  * Returns 0; EINVAL: cfg NULL; list ops, first, next, cache, init, guard.enter or guard.leave
  * NULL; pin/unpin/linked not all set or all NULL; reserve 0 or above SWF_SWEEP_RESERVE_MAX;
- * slot_offset not a multiple of sizeof(void *); a section bound on a list that cannot pin; an
- * unknown algo or publish value. ENOMEM: a refill obtained no object when one was needed (the
- * cache's limit, or the system); every object published so far stays valid, nothing leaks, and a
- * later call completes the job once memory is available.
+ * slot_offset not a multiple of sizeof(void *); a section bound other than 0 and
+ * SWF_SWEEP_SECTION_BOUND_AUTO on a list that cannot pin; an unknown algo or publish value
+ * (every NULL field is named in one swf_error_reason()). ENOMEM: a refill obtained no object when
+ * one was needed (the cache's limit, or the system); every object published so far stays valid,
+ * nothing leaks, and a later call completes the job once memory is available.
  * Concurrency: see the table above. Progress: blocking, never inside a section.
  */
 SWF_API int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats);
 
-/* The checks swf_sweep makes, for sweeps generated with SWF_SWEEP_DEFINE: cfg validated against
- * ops (which replace cfg->list.ops). Reads only; any thread. Returns 0, or EINVAL as swf_sweep. */
+/* The checks swf_sweep makes: cfg validated against ops (which replace cfg->list.ops). Reads
+ * only; any thread. Returns 0, or EINVAL as swf_sweep. */
 SWF_API int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct swf_list_ops *ops);
+
+/* The out-of-line half of a sweep SWF_SWEEP_DEFINE generates: swf_sweep_validate, and the slot
+ * offset the adapter fixes, with messages that name fn (the generated function). Call that. */
+SWF_API int swf_sweep_define_check_(const struct swf_sweep_config *cfg,
+                                    const struct swf_list_ops *ops, size_t slot_offset,
+                                    const char *fn);
 
 #ifdef __cplusplus
 }
@@ -276,28 +306,28 @@ SWF_API int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct 
  * the init function init_fn: the list ops, the slot's offset and init are compile-time constants,
  * called or used directly and inline, with no indirect call per member. cfg->list.ops and
  * cfg->init are ignored (list_name's ops and init_fn are used); cfg->list.slot_offset must be the
- * adapter's (as NAME_list() sets it), else EINVAL; everything else is as swf_sweep. An adapter
+ * adapter's (as NAME_list() sets it), else EINVAL; everything else is as swf_sweep, and its
+ * messages (swf_error_reason, the full checks' lines) name fn. An adapter
  * written by hand works too if it defines `NAME_ops` (static const struct swf_list_ops whose
  * functions are visible for inlining) and `enum { NAME_slot_offset = offsetof(...) }`.
  */
-#define SWF_SWEEP_DEFINE(fn, list_name, init_fn)                                                 \
-    static inline void fn##_init_(void *obj, void *member, void *arg)                            \
-    {                                                                                            \
-        init_fn(obj, member, arg);                                                               \
-    }                                                                                            \
-    __attribute__((unused)) static int fn(const struct swf_sweep_config *cfg,                    \
-                                          struct swf_sweep_stats *stats)                         \
-    {                                                                                            \
-        int err = swf_sweep_validate(cfg, &list_name##_ops);                                     \
-        if (err != 0)                                                                            \
-            return err;                                                                          \
-        if (cfg->list.slot_offset != (size_t)list_name##_slot_offset)                            \
-            return EINVAL;                                                                       \
-        int outermost_ = swf_blocking_enter_(#fn);                                               \
-        err = swf_sweep_run_(cfg, &list_name##_ops, fn##_init_, (size_t)list_name##_slot_offset, \
-                             stats);                                                             \
-        swf_blocking_leave_(outermost_);                                                         \
-        return err;                                                                              \
+#define SWF_SWEEP_DEFINE(fn, list_name, init_fn)                                                  \
+    static inline void fn##_init_(void *obj, void *member, void *arg)                             \
+    {                                                                                             \
+        init_fn(obj, member, arg);                                                                \
+    }                                                                                             \
+    __attribute__((unused)) static int fn(const struct swf_sweep_config *cfg,                     \
+                                          struct swf_sweep_stats *stats)                          \
+    {                                                                                             \
+        int err =                                                                                 \
+            swf_sweep_define_check_(cfg, &list_name##_ops, (size_t)list_name##_slot_offset, #fn); \
+        if (err != 0)                                                                             \
+            return err;                                                                           \
+        int outermost_ = swf_blocking_enter_(#fn);                                                \
+        err = swf_sweep_run_(cfg, &list_name##_ops, fn##_init_, (size_t)list_name##_slot_offset,  \
+                             stats);                                                              \
+        swf_blocking_leave_(outermost_);                                                          \
+        return err;                                                                               \
     }
 
 #endif /* SWEEPFILL_SWEEP_H */

@@ -35,6 +35,7 @@ struct swf_walk_ {
     const struct swf_sweep_config *cfg;
     const struct swf_list_ops *ops;
     struct swf_sweep_stats *st;
+    size_t bound; /* visits per section: cfg->section_bound resolved (0: one per pass) */
     void **reserve;
     size_t nres;
     uint64_t section_visits;
@@ -183,7 +184,7 @@ static SWF_ALWAYS_INLINE_ int swf_walk_core_(struct swf_walk_ *w, const struct s
 {
     const struct swf_sweep_config *cfg = w->cfg;
     void *const list = cfg->list.list;
-    const size_t bound = cfg->section_bound;
+    const size_t bound = w->bound;
     struct swf_cache *const cache = cfg->cache;
     void *const init_arg = cfg->init_arg;
     const bool resumable = cfg->algo == SWF_RESUME;
@@ -277,7 +278,8 @@ static SWF_ALWAYS_INLINE_ int swf_walk_select_(struct swf_walk_ *w, const struct
         w->st->fell_back = 1;
     bool batch = cfg->algo == SWF_BATCH_RESTART;
     bool cas = cfg->publish == SWF_PUBLISH_CAS;
-    bool bounded = cfg->section_bound != 0;
+    bool bounded = w->bound != 0;
+    w->st->unbounded = !bounded;
     if (!batch && !cas && !bounded)
         return swf_walk_core_(w, ops, init, slot_offset, false, false, false);
     return swf_walk_core_(w, ops, init, slot_offset, batch, cas, bounded);
@@ -303,6 +305,7 @@ static SWF_ALWAYS_INLINE_ int swf_sweep_run_(const struct swf_sweep_config *cfg,
     w.cfg = cfg;
     w.ops = ops;
     w.st = st;
+    w.bound = swf_section_bound_of_(cfg->section_bound, ops);
     w.reserve = reserve;
     w.nres = 0;
     w.section_visits = 0;

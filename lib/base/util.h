@@ -52,11 +52,32 @@ void *swfi_fail_null(const char *function, int err, const char *reason);
 
 /* Return err from the enclosing function when cond holds, recording reason: the cheap argument
  * checks every public function makes in every build. */
-#define SWF_CHECK_ARG(cond, err, reason)                 \
-    do {                                                 \
-        if (SWF_UNLIKELY(cond))                          \
-            return swfi_fail(__func__, (err), (reason)); \
+#define SWF_CHECK_ARG(cond, err, reason) SWF_CHECK_ARG_AS(__func__, cond, err, reason)
+
+/* The same, naming fn: for a function whose caller is the public function the user called (the
+ * inline path's out-of-line half, the validation several entry points share). */
+#define SWF_CHECK_ARG_AS(fn, cond, err, reason)      \
+    do {                                             \
+        if (SWF_UNLIKELY(cond))                      \
+            return swfi_fail((fn), (err), (reason)); \
     } while (0)
+
+/*
+ * A reason built in pieces, for messages that carry a number or a list: swfi_reason_start(&r),
+ * then swfi_reason_add and swfi_reason_add_u64 (text beyond the buffer is cut short with "..."),
+ * then swfi_fail(function, err, swfi_reason_text(&r, fallback)). swf_error_reason() promises
+ * constant strings of static storage: the text is kept, once, in a static arena that only grows
+ * (error.c; equal texts share one copy); when the arena is full, the literal fallback stands in.
+ * Lock-free and allocation-free; the builder lives on the caller's stack.
+ */
+struct swfi_reason {
+    size_t len;
+    char text[480];
+};
+void swfi_reason_start(struct swfi_reason *r);
+void swfi_reason_add(struct swfi_reason *r, const char *s);
+void swfi_reason_add_u64(struct swfi_reason *r, uint64_t v);
+const char *swfi_reason_text(const struct swfi_reason *r, const char *fallback);
 
 static inline bool swfi_is_pow2(size_t x)
 {

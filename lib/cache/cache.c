@@ -469,6 +469,30 @@ static uint64_t reachable_objects(struct swf_cache *c, struct swf_tstate *ts)
            swfi_uncarved(c);
 }
 
+/* ENOMEM from grow when n is beyond the magazine table: the most objects the cache can have ready
+ * now (a bound: the chunks' layout may keep a few magazines' worth below it), and the way out. */
+static int table_full(const char *fn, uint64_t most)
+{
+    uint64_t mags = (uint64_t)MAG_BLOCKS_MAX << MAG_BLOCK_SHIFT;
+    if (mags > SWF_ISTACK_NODES_MAX)
+        mags = SWF_ISTACK_NODES_MAX;
+    struct swfi_reason r;
+    swfi_reason_start(&r);
+    swfi_reason_add(&r, swfi_table_why);
+    swfi_reason_add(&r, ": at most ");
+    swfi_reason_add_u64(&r, most);
+    swfi_reason_add(&r, " objects can be ready in this cache now (a cache's table has room for ");
+    swfi_reason_add_u64(&r, mags);
+    swfi_reason_add(&r, " magazines of ");
+    swfi_reason_add_u64(&r, MAG_CAP);
+    swfi_reason_add(&r, " free objects: ");
+    swfi_reason_add_u64(&r, mags * MAG_CAP);
+    swfi_reason_add(&r, " in all); grow by less, or spread the objects over more caches");
+    return swfi_fail(fn, ENOMEM,
+                     swfi_reason_text(&r, "n is beyond what the magazine table can still hold: "
+                                          "grow by less, or spread the objects over more caches"));
+}
+
 int swf_cache_grow(struct swf_cache *c, size_t n)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
@@ -480,11 +504,16 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     uint64_t have = reachable_objects(c, ts);
     if (have < n && c->pcpu && swfi_pcpu_drain(c) > 0) /* what every CPU holds, to the depot */
         have = reachable_objects(c, ts);
+    uint64_t room = 0;
     if (have < n && ((err = swfi_map_check(c, (size_t)(n - have))) != 0 ||
-                     (err = swfi_map_objects(c, (size_t)(n - have))) != 0))
+                     (err = swfi_map_objects(c, (size_t)(n - have))) != 0)) {
         why = c->map_why;
+        room = have + c->map_room;
+    }
     swfi_pools_replenish(c);
     pthread_mutex_unlock(&c->refill_lock);
+    if (err != 0 && why == swfi_table_why)
+        return table_full(__func__, room);
     if (err != 0)
         return swfi_fail(__func__, err, why);
     if (ts == NULL && !c->pcpu)
@@ -662,9 +691,29 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     return 0;
 }
 
+void swfi_cache_use(struct swf_cache *c, enum swfi_cache_user who)
+{
+    swfi_fetch_add_acq_rel_32(&c->x_users[who], 1);
+}
+
+void swfi_cache_unuse(struct swf_cache *c, enum swfi_cache_user who)
+{
+    swfi_fetch_sub_acq_rel_32(&c->x_users[who], 1);
+}
+
 int swf_cache_destroy(struct swf_cache *c)
 {
+    static const char *const in_use[SWFI_CACHE_USERS] = {
+        [SWFI_CACHE_USER_FEATURE] =
+            "the cache is in use by a feature: swf_feature_destroy it first",
+        [SWFI_CACHE_USER_REGISTRY] =
+            "the cache is in use by a registry: swf_registry_destroy it first",
+    };
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
+    /* Before the objects: an inactive feature holds none, and would use the cache after this. */
+    for (int who = 0; who < SWFI_CACHE_USERS; who++)
+        if (swfi_load_acquire_32(&c->x_users[who]) != 0)
+            return swfi_fail(__func__, EBUSY, in_use[who]);
     struct swf_cache_stats s;
     swf_cache_stats(c, &s);
     if (s.alive != 0)

@@ -65,6 +65,7 @@
 
 #include "base/atomic.h"
 #include "cache/failslab.h"
+#include "cache/users.h"
 #include "base/istack.h"
 #include "base/owner.h"
 #include "base/rseq.h"
@@ -202,6 +203,8 @@ struct swf_cache {
     uint64_t x_huge_bytes;
     uint64_t x_chunks;
     const char *map_why; /* why the last swfi_map_objects came up short */
+    uint64_t map_room;   /* with the magazine table's why: the objects it can still take */
+    uint32_t x_users[SWFI_CACHE_USERS]; /* features and registries alive on the cache (users.h) */
 };
 
 /* Full checks (validate.c): abort naming fn unless magazine m (held by the caller) holds at most
@@ -487,6 +490,10 @@ uint64_t swfi_uncarved(struct swf_cache *c);
  * magazine table, memory and swap, or RLIMIT_AS forbids it) with the reason in c->map_why.
  * refill_lock held. */
 int swfi_map_check(struct swf_cache *c, size_t want);
+
+/* swfi_map_check's reason when the magazine table cannot take n more objects; c->map_room says
+ * how many it can. */
+extern const char swfi_table_why[];
 
 /* Unmap every chunk (destroy). */
 void swfi_chunks_free(struct swf_cache *c);

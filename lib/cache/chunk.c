@@ -389,6 +389,9 @@ static void carve_push(struct swf_cache *c, struct swf_chunk *ch)
     while (!swfi_cas_acq_rel_ptr((void **)&c->x_carve, (void **)&top, ch));
 }
 
+static const char table_full[] =
+    "the magazine table is full: free objects to this cache, or spread them over more caches";
+
 /* One step of swfi_map_objects: one chunk of up to `want` objects. */
 static int map_step(struct swf_cache *c, size_t want)
 {
@@ -403,7 +406,7 @@ static int map_step(struct swf_cache *c, size_t want)
     if (plan_with_mags(c, allowed, &l, &short_of_mags))
         ch = chunk_map(c, &l, &err);
     if (ch == NULL) {
-        c->map_why = short_of_mags    ? "the magazine table is full (4M magazines)"
+        c->map_why = short_of_mags    ? table_full
                      : err == EPERM   ? "mlock was refused (lock_memory)"
                      : c->lock_memory ? "the system refused memory, or mlock did"
                                       : "the system refused memory";
@@ -424,7 +427,7 @@ static int map_step(struct swf_cache *c, size_t want)
     swfi_store_relaxed_64(&c->x_capacity, swfi_load_relaxed_64(&c->x_capacity) + ch->nobjs);
     carve_push(c, ch);
     if (short_of_mags)
-        c->map_why = "the magazine table is full (4M magazines)";
+        c->map_why = table_full;
     return ch->nobjs >= want ? 0 : ENOMEM;
 }
 
@@ -489,6 +492,8 @@ int swfi_map_objects(struct swf_cache *c, size_t want)
     }
 }
 
+const char swfi_table_why[] = "n is beyond what the magazine table can still hold";
+
 /* The objects the magazine table can still take: its unmade magazines and those made for
  * objects that no chunk has been promised yet (mag.c's credit). */
 static uint64_t table_room(struct swf_cache *c)
@@ -521,8 +526,10 @@ int swfi_map_check(struct swf_cache *c, size_t want)
         c->map_why = "n is beyond what the cache's limit allows";
         return ENOMEM;
     }
-    if (want > table_room(c)) {
-        c->map_why = "n is beyond what the magazine table can still hold";
+    uint64_t room = table_room(c);
+    if (want > room) {
+        c->map_why = swfi_table_why;
+        c->map_room = room;
         return ENOMEM;
     }
     /* The objects, and a magazine per MAG_CAP of them. */

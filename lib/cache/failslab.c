@@ -152,7 +152,8 @@ static int parse_spec(const char *spec, struct swf_failslab *out, char *cache_na
 {
     if (spec == NULL || out == NULL) {
         failf(err, err_len, "no specification");
-        return swfi_fail(__func__, EINVAL, spec == NULL ? "spec is NULL" : "out is NULL");
+        return swfi_fail("swf_failslab_parse", EINVAL,
+                         spec == NULL ? "spec is NULL" : "out is NULL");
     }
     struct swf_failslab fs = {.probability = 0, .interval = 1, .times = -1, .seed = 0};
     bool have_probability = false;

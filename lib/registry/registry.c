@@ -42,6 +42,7 @@
 #include "base/owner.h"
 #include "base/tsan.h"
 #include "base/util.h"
+#include "cache/users.h"
 
 /* A node's life: UNLINKED -add-> LINKED -del-> DELETED -finalise-> UNLINKED (no release
  * callback) or RELEASED (release called; swf_node_init makes it UNLINKED again). */
@@ -718,7 +719,8 @@ int swf_registry_create(const struct swf_registry_config *cfg, struct swf_regist
     r->init = cfg->init;
     r->init_arg = cfg->init_arg;
     r->reserve = cfg->reserve;
-    r->section_bound = cfg->section_bound;
+    /* The registry's list can always pin: SWF_SWEEP_SECTION_BOUND_AUTO is the default bound. */
+    r->section_bound = swf_section_bound_of_(cfg->section_bound, &registry_ops);
     r->owner.ops = &registry_owner_ops;
     CK_LIST_INIT(&r->members);
     pthread_mutex_init(&r->writer, NULL);
@@ -732,6 +734,7 @@ int swf_registry_create(const struct swf_registry_config *cfg, struct swf_regist
         free(r);
         return swfi_fail(__func__, err, "SWF_CACHE_MAX caches and registries are alive");
     }
+    swfi_cache_use(r->cache, SWFI_CACHE_USER_REGISTRY); /* until destroy */
     *out = r;
     return 0;
 }
@@ -745,6 +748,7 @@ int swf_registry_destroy(struct swf_registry *r)
     if (swfi_load_relaxed_64(&r->x_members) != 0)
         return swfi_fail(__func__, EBUSY, "members are linked");
     swf_registry_synchronize(r);
+    swfi_cache_unuse(r->cache, SWFI_CACHE_USER_REGISTRY); /* its last object went back above */
     swfi_tls_owner_unregister(&r->owner);
     for (struct swf_reader *rd = r->records, *next; rd != NULL; rd = next) {
         next = rd->next_all;

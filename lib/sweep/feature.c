@@ -25,6 +25,8 @@
 #include "base/section.h"
 #include "base/tsan.h"
 #include "base/util.h"
+#include "cache/users.h"
+#include "sweep/check.h"
 
 enum { GATE_ON = 1u, GATE_FENCE = 2u };
 enum { STRIPES = 8, DEFAULT_BATCH = 256 };
@@ -37,7 +39,11 @@ struct stripe {
 
 struct swf_feature {
     struct swf_feature_head_ head; /* first: the inline path reads it */
-    uint32_t x_owed;               /* an adder left a slot empty since the last sweep began */
+    /* Owed slots as sequence numbers: x_owed counts the slots left empty (and the sweeps that
+     * ran out of memory); x_covered is the largest count a sweep read as it began and then
+     * completed. A slot counted at or below x_covered was filled by that sweep, or its member
+     * left the list. */
+    uint64_t x_owed, x_covered;
     struct swf_feature_config cfg;
     pthread_mutex_t lock; /* activate, deactivate, catch_up */
     int complete;         /* the current activation's sweep returned 0 */
@@ -107,8 +113,9 @@ static int fill(struct swf_feature *f, struct stripe *s, void *member, enum swf_
                                    : swf_cache_alloc(f->cfg.sweep.cache, mode);
     if (obj == NULL) {
         swfi_fetch_add_relaxed_64(&s->x_left, 1);
-        /* After the link: a catch-up that sees this sees the member on the list. */
-        swfi_store_release_32(&f->x_owed, 1);
+        /* After the link: a sweep that reads this count (acquire) as it begins walks a list
+         * that holds the member. */
+        (void)swfi_fetch_add_release_64(&f->x_owed, 1);
         return mode == SWF_NOWAIT ? EAGAIN : ENOMEM;
     }
     f->cfg.sweep.init(obj, member, f->cfg.sweep.init_arg);
@@ -121,9 +128,12 @@ static int fill(struct swf_feature *f, struct stripe *s, void *member, enum swf_
     return 0;
 }
 
+/* The public function this half is part of: messages name it, never this one. */
+static const char added[] = "swf_feature_added";
+
 int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_mode mode)
 {
-    SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    SWF_CHECK_ARG_AS(added, f == NULL, EINVAL, "f is NULL");
     uint32_t gate = swfi_load_relaxed_32(&f->head.x_gate);
     if (gate & GATE_FENCE) {
         swfi_fence_seq_cst(); /* fence A, in full: no membarrier to pair with */
@@ -131,9 +141,9 @@ int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_
     }
     if (!(gate & GATE_ON))
         return 0; /* the activation's walk will see the link (fences A and B) */
-    SWF_CHECK_ARG(member == NULL, EINVAL, "member is NULL");
-    SWF_CHECK_ARG(mode != SWF_NOWAIT && mode != SWF_WAIT, EINVAL,
-                  "mode is neither SWF_NOWAIT nor SWF_WAIT");
+    SWF_CHECK_ARG_AS(added, member == NULL, EINVAL, "member is NULL");
+    SWF_CHECK_ARG_AS(added, mode != SWF_NOWAIT && mode != SWF_WAIT, EINVAL,
+                     "mode is neither SWF_NOWAIT nor SWF_WAIT");
     SWFI_BLOCKING_CALL_AS(mode == SWF_WAIT, "swf_feature_added");
     struct stripe *s = stripe_of_thread(f);
     /* C: the count-in and the flag's second load, both sequentially consistent, so that one
@@ -145,8 +155,8 @@ int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_
         err = fill(f, s, member, mode);
     swfi_fetch_sub_acq_rel_32(&s->x_adders, 1); /* releases the publication to deactivate */
     if (err == EAGAIN)
-        return swfi_fail(__func__, err, "no object ready: the slot is owed (WAIT or catch-up)");
-    return err ? swfi_fail(__func__, err, "no memory: the slot is owed (catch-up)") : 0;
+        return swfi_fail(added, err, "no object ready: the slot is owed (catch-up)");
+    return err ? swfi_fail(added, err, "no memory: the slot is owed (catch-up)") : 0;
 }
 
 int swf_feature_release(struct swf_feature *f, void *member)
@@ -164,20 +174,67 @@ int swf_feature_release(struct swf_feature *f, void *member)
 /* ---- the sweep --------------------------------------------------------------------------------
  */
 
-/* Under f->lock, with the flag up: one sweep; an owed slot from before it is the sweep's. */
+/* Under f->lock, with the flag up: one sweep. It covers every slot counted owed before it
+ * began (it reads the count first, and then walks a list that holds those members); completed,
+ * it says so in x_covered, which only grows (the sweeps are serialised by the lock). */
 static int sweep(struct swf_feature *f, struct swf_sweep_stats *stats)
 {
-    (void)__atomic_exchange_n(&f->x_owed, 0, __ATOMIC_ACQUIRE);
+    uint64_t owed = swfi_load_acquire_64(&f->x_owed);
     struct swf_sweep_stats st;
     memset(&st, 0, sizeof(st));
-    int err = swf_sweep(&f->cfg.sweep, &st);
+    /* Checked at create (whose line named swf_feature_create): no message here names swf_sweep. */
+    const struct swf_sweep_config *sc = &f->cfg.sweep;
+    int err = swf_sweep_run_(sc, sc->list.ops, sc->init, sc->list.slot_offset, &st);
     if (err != 0)
-        swfi_store_release_32(&f->x_owed, 1); /* what it did not reach is owed still */
+        (void)swfi_fetch_add_release_64(&f->x_owed, 1); /* what it did not reach is owed */
+    else if (owed > swfi_load_relaxed_64(&f->x_covered))
+        swfi_store_release_64(&f->x_covered, owed); /* releases its publications */
     swfi_fetch_add_relaxed_64(&f->x_assigned_by_sweep, st.assigned);
     swfi_fetch_add_relaxed_64(&f->x_lost_by_sweep, st.lost_races);
     if (stats != NULL)
         *stats = st;
     return err;
+}
+
+/*
+ * cfg.prepare SWF_FEATURE_PREPARE_COUNT: the members linked now, counted by walking as the sweep
+ * does (the guard, bounded sections, the cursor pinned across them). A cursor unlinked meanwhile
+ * starts the count again from the head, a few times at most so that churn cannot keep activate
+ * here; the largest count reached is the figure. An estimate for a best-effort grow: members
+ * linked or unlinked during the walk may or may not be counted.
+ */
+static size_t count_members(struct swf_feature *f)
+{
+    const struct swf_list *l = &f->cfg.sweep.list;
+    const struct swf_guard *g = &f->cfg.sweep.guard;
+    size_t bound = swf_list_can_pin(l->ops) ? f->cfg.sweep.section_bound : 0;
+    size_t n = 0, most = 0, section = 0;
+    int restarts = 0;
+    g->enter(g->arg);
+    void *m = l->ops->first(l->list);
+    while (m != NULL) {
+        n++;
+        if (bound == 0 || ++section < bound) {
+            m = l->ops->next(l->list, m);
+            continue;
+        }
+        l->ops->pin(l->list, m); /* leave the section: writers get in */
+        g->leave(g->arg);
+        g->enter(g->arg);
+        section = 0;
+        void *next = NULL;
+        if (l->ops->linked(l->list, m)) {
+            next = l->ops->next(l->list, m);
+        } else if (restarts++ < 4) {
+            most = n > most ? n : most;
+            n = 0;
+            next = l->ops->first(l->list);
+        }
+        l->ops->unpin(l->list, m);
+        m = next;
+    }
+    g->leave(g->arg);
+    return n > most ? n : most;
 }
 
 int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
@@ -192,8 +249,11 @@ int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
     }
     if (!(gate & GATE_ON)) {
         /* Before the flag: no adder allocates while the grow holds the refill mutex. */
-        if (f->cfg.prepare != 0)
-            (void)swf_cache_grow(f->cfg.sweep.cache, f->cfg.prepare);
+        size_t prepare = f->cfg.prepare;
+        if (prepare == SWF_FEATURE_PREPARE_COUNT)
+            prepare = count_members(f) + f->cfg.sweep.reserve;
+        if (prepare != 0)
+            (void)swf_cache_grow(f->cfg.sweep.cache, prepare);
         __atomic_fetch_or(&f->head.x_gate, GATE_ON, __ATOMIC_SEQ_CST);
         barrier_b(f);
     }
@@ -211,11 +271,17 @@ int swf_feature_catch_up(struct swf_feature *f, struct swf_sweep_stats *stats)
     SWFI_BLOCKING_CALL();
     if (stats != NULL)
         memset(stats, 0, sizeof(*stats));
-    if (swfi_load_acquire_32(&f->x_owed) == 0)
+    /* Every slot owed before this call is counted at or below owed. A sweep that completed
+     * after reading a count that high has filled them: return at once only then. One in flight
+     * (another thread's) covers them only once it completes: wait for it on the lock, then
+     * look again. */
+    uint64_t owed = swfi_load_acquire_64(&f->x_owed);
+    if (swfi_load_acquire_64(&f->x_covered) >= owed)
         return 0;
     pthread_mutex_lock(&f->lock);
     int err = 0;
-    if ((swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON) && swfi_load_acquire_32(&f->x_owed)) {
+    if ((swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON) &&
+        swfi_load_acquire_64(&f->x_covered) < owed) {
         err = sweep(f, stats);
         swfi_fetch_add_relaxed_64(&f->x_catch_ups, 1);
     }
@@ -321,6 +387,54 @@ static void take_all(struct swf_feature *f)
         free(t.v);
 }
 
+/* Whether member, found in a section still holding an object after take_all, is on the list:
+ * a member deleted during the walk keeps its object until swf_feature_release, and a walk that
+ * stood on its predecessor may still reach it; its retire made linked() false. A list that
+ * cannot pin cannot tell: such a member counts as linked. */
+static bool still_linked(const struct swf_list *l, void *member)
+{
+    if (!swf_list_can_pin(l->ops))
+        return true;
+    l->ops->pin(l->list, member);
+    bool on = l->ops->linked(l->list, member);
+    l->ops->unpin(l->list, member);
+    return on;
+}
+
+/*
+ * The full checks (swf_debug_checks()): after take_all, walk once more, as it did, and abort if
+ * a linked member holds an object. Nothing fills a slot while the flag is down and the adders
+ * are drained, so such a member was moved (unlinked and linked again without a retire) while
+ * take_all walked: from a place the walk had not reached to one it had passed.
+ */
+static void check_all_taken(struct swf_feature *f)
+{
+    const struct swf_list *l = &f->cfg.sweep.list;
+    const struct swf_guard *g = &f->cfg.sweep.guard;
+    size_t bound = f->cfg.sweep.section_bound, section = 0;
+    g->enter(g->arg);
+    for (void *m = l->ops->first(l->list); m != NULL;) {
+        if (swf_slot_peek(swf_slot_of(m, l->slot_offset)) != NULL && still_linked(l, m))
+            swfi_die("swf_feature_deactivate",
+                     "member %p still holds an object after the walk that took every slot: was "
+                     "it moved (unlinked and linked again without a retire) while deactivate "
+                     "walked? No move may overlap swf_feature_deactivate (feature.h)",
+                     m);
+        if (bound == 0 || ++section < bound) {
+            m = l->ops->next(l->list, m);
+            continue;
+        }
+        l->ops->pin(l->list, m); /* a bound implies a list that can pin (create checks) */
+        g->leave(g->arg);
+        g->enter(g->arg);
+        section = 0;
+        void *next = l->ops->linked(l->list, m) ? l->ops->next(l->list, m) : l->ops->first(l->list);
+        l->ops->unpin(l->list, m);
+        m = next;
+    }
+    g->leave(g->arg);
+}
+
 int swf_feature_deactivate(struct swf_feature *f)
 {
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
@@ -337,6 +451,8 @@ int swf_feature_deactivate(struct swf_feature *f)
         while (__atomic_load_n(&f->stripes[i].x_adders, __ATOMIC_SEQ_CST) != 0)
             sched_yield(); /* an adder between its count-in and count-out: a few steps */
     take_all(f);
+    if (swfi_checks_all())
+        check_all_taken(f);
     swfi_fetch_add_relaxed_64(&f->x_deactivations, 1);
     pthread_mutex_unlock(&f->lock);
     return 0;
@@ -349,12 +465,14 @@ int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature 
 {
     SWF_CHECK_ARG(cfg == NULL, EINVAL, "cfg is NULL");
     SWF_CHECK_ARG(out == NULL, EINVAL, "out is NULL");
-    SWF_CHECK_ARG(cfg->synchronize == NULL, EINVAL, "cfg->synchronize is NULL");
     struct swf_sweep_config sc = cfg->sweep;
     sc.publish = SWF_PUBLISH_CAS;
-    int err = swf_sweep_validate(&sc, sc.list.ops);
+    int err = swfi_sweep_check(&sc, sc.list.ops, __func__, SWFI_SWEEP_IN_FEATURE,
+                               cfg->synchronize == NULL);
     if (err != 0)
-        return err; /* swf_sweep_validate said why */
+        return err; /* swfi_sweep_check said why: every NULL field, or the first other fault */
+    /* Resolved once: the feature's sweeps and deactivate's walk use the same bound. */
+    sc.section_bound = swfi_section_bound(&sc, sc.list.ops);
     struct swf_feature *f;
     if (posix_memalign((void **)&f, 64, sizeof(*f)) != 0)
         return swfi_fail(__func__, ENOMEM, "no memory for the feature");
@@ -363,6 +481,7 @@ int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature 
     f->cfg.sweep = sc;
     pthread_mutex_init(&f->lock, NULL);
     swfi_store_relaxed_32(&f->head.x_gate, membarrier_usable() ? 0 : GATE_FENCE);
+    swfi_cache_use(sc.cache, SWFI_CACHE_USER_FEATURE); /* until destroy, active or not */
     *out = f;
     return 0;
 }
@@ -372,6 +491,7 @@ int swf_feature_destroy(struct swf_feature *f)
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
     if (swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON)
         return swfi_fail(__func__, EBUSY, "f is active");
+    swfi_cache_unuse(f->cfg.sweep.cache, SWFI_CACHE_USER_FEATURE);
     pthread_mutex_destroy(&f->lock);
     free(f);
     return 0;

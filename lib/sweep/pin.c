@@ -52,6 +52,21 @@ static void pin_free(struct swf_pin *pin)
     fn(pin);
 }
 
+/*
+ * A word or a reserved field no pin of the library can hold: the pin was never zero-filled nor
+ * swf_pin_init'ed (malloc'ed memory, say), or its member was reused after free_fn without
+ * swf_pin_init. GRACE_OVER comes only after RETIRED, and reserved_ stays 0. Aborts naming fn.
+ */
+static void check_initialised(const char *fn, const struct swf_pin *pin, uint32_t word)
+{
+    if (SWF_LIKELY(pin->reserved_ == 0 && !((word & PIN_GRACE_OVER) && !(word & PIN_RETIRED))))
+        return;
+    swfi_die(fn,
+             "pin %p is not initialised (word 0x%x, reserved 0x%x): zero the member's memory or "
+             "call swf_pin_init before linking it, and again before reusing it after free_fn",
+             (const void *)pin, word, pin->reserved_);
+}
+
 void swf_pin_init(struct swf_pin *pin)
 {
     if (pin == NULL)
@@ -68,6 +83,7 @@ void swf_pin_get(struct swf_pin *pin)
     if (pin == NULL)
         return;
     uint32_t old = swfi_fetch_add_acq_rel_32(&pin->x_word, 1);
+    check_initialised(__func__, pin, old);
     if (SWF_UNLIKELY(old & PIN_GRACE_OVER))
         swfi_die(__func__,
                  "pin %p taken after its grace period ended: the member was not "
@@ -84,6 +100,7 @@ void swf_pin_put(struct swf_pin *pin)
     /* Release: everything this sweep did to the member happens-before its free. Acquire: if we
      * free, after grace_over's add. */
     uint32_t old = swfi_fetch_sub_acq_rel_32(&pin->x_word, 1);
+    check_initialised(__func__, pin, old);
     if (SWF_UNLIKELY((old & PIN_COUNT) == 0))
         swfi_die(__func__, "pin %p released more often than taken", (void *)pin);
     if ((old & (PIN_COUNT | PIN_GRACE_OVER)) == (PIN_GRACE_OVER | 1))
@@ -104,8 +121,14 @@ void swf_pin_grace_over(struct swf_pin *pin)
     /* grace_over runs once per retire, so adding the bit sets it: one wait-free step that also
      * reads the count. */
     uint32_t old = swfi_fetch_add_acq_rel_32(&pin->x_word, PIN_GRACE_OVER);
-    if (SWF_UNLIKELY((old & PIN_GRACE_OVER) || !(old & PIN_RETIRED)))
-        swfi_die(__func__, "pin %p: grace period over twice, or for a pin never retired",
+    check_initialised(__func__, pin, old);
+    if (SWF_UNLIKELY(!(old & PIN_RETIRED)))
+        swfi_die(__func__, "pin %p: grace period over for a pin never retired (swf_pin_retire)",
+                 (void *)pin);
+    if (SWF_UNLIKELY(old & PIN_GRACE_OVER))
+        swfi_die(__func__,
+                 "pin %p: grace period over twice (the grace mechanism called it twice for one "
+                 "retire)",
                  (void *)pin);
     if ((old & PIN_COUNT) == 0)
         pin_free(pin);
@@ -117,6 +140,11 @@ int swf_pin_retire(struct swf_pin *pin, const struct swf_grace *grace, swf_pin_f
     SWF_CHECK_ARG(grace == NULL, EINVAL, "grace is NULL");
     SWF_CHECK_ARG(free_fn == NULL, EINVAL, "free_fn is NULL");
     uint32_t old = swfi_load_relaxed_32(&pin->x_word);
+    check_initialised(__func__, pin, old);
+    if ((old & (PIN_RETIRED | PIN_GRACE_OVER)) == (PIN_RETIRED | PIN_GRACE_OVER))
+        return swfi_fail(__func__, EALREADY,
+                         "the pin was retired and its grace period is over: a member reused "
+                         "after free_fn needs swf_pin_init before it is linked again");
     if (old & PIN_RETIRED)
         return swfi_fail(__func__, EALREADY, "the pin is already retired");
     /* x_free is read by whoever frees, after acquiring a later state of the word. */

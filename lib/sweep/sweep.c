@@ -9,50 +9,128 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/atomic.h"
 #include "base/epoch.h"
 #include "base/section.h"
 #include "base/tsan.h"
 #include "base/util.h"
+#include "sweep/check.h"
+
+/* A reason about a field of the sweep's configuration, as the user wrote it: cfg->FIELD to
+ * swf_sweep, cfg->sweep.FIELD to swf_feature_create. */
+#define FIELD(in, rest) ((in) == SWFI_SWEEP_IN_FEATURE ? "cfg->sweep." rest : "cfg->" rest)
+
+/* Every NULL required field in one reason: one field's own, or a list of them. names[i] is the
+ * field's reason when it alone is NULL ("cfg->init is NULL"). */
+static int missing_fields(const char *fn, const char **names, size_t n)
+{
+    static const char alone[] = " is NULL";
+    if (n == 1)
+        return swfi_fail(fn, EINVAL, names[0]);
+    struct swfi_reason r;
+    swfi_reason_start(&r);
+    for (size_t i = 0; i < n; i++) {
+        char field[64];
+        size_t len = strlen(names[i]) - (sizeof(alone) - 1);
+        memcpy(field, names[i], len);
+        field[len] = '\0';
+        swfi_reason_add(&r, i == 0 ? "" : i + 1 < n ? ", " : " and ");
+        swfi_reason_add(&r, field);
+    }
+    swfi_reason_add(&r, " are NULL");
+    return swfi_fail(fn, EINVAL,
+                     swfi_reason_text(&r, "several required fields are NULL (the first: see "
+                                          "swf_sweep(3) or swf_feature_create(3))"));
+}
+
+int swfi_sweep_check(const struct swf_sweep_config *cfg, const struct swf_list_ops *ops,
+                     const char *fn, enum swfi_sweep_in in, bool synchronize_missing)
+{
+    const char *miss[8];
+    size_t n = 0;
+    if (ops == NULL)
+        miss[n++] = FIELD(in, "list.ops is NULL");
+    if (ops != NULL && ops->first == NULL)
+        miss[n++] = FIELD(in, "list.ops->first is NULL");
+    if (ops != NULL && ops->next == NULL)
+        miss[n++] = FIELD(in, "list.ops->next is NULL");
+    if (cfg->cache == NULL)
+        miss[n++] = FIELD(in, "cache is NULL");
+    if (cfg->init == NULL)
+        miss[n++] = FIELD(in, "init is NULL");
+    if (cfg->guard.enter == NULL)
+        miss[n++] = FIELD(in, "guard.enter is NULL");
+    if (cfg->guard.leave == NULL)
+        miss[n++] = FIELD(in, "guard.leave is NULL");
+    if (synchronize_missing)
+        miss[n++] = "cfg->synchronize is NULL";
+    if (n != 0)
+        return missing_fields(fn, miss, n);
+    bool some_pin = ops->pin != NULL || ops->unpin != NULL || ops->linked != NULL;
+    SWF_CHECK_ARG_AS(fn, some_pin && !swf_list_can_pin(ops), EINVAL,
+                     FIELD(in, "list.ops: pin, unpin and linked must be all set or all NULL"));
+    SWF_CHECK_ARG_AS(fn, cfg->reserve == 0, EINVAL, FIELD(in, "reserve is 0"));
+    SWF_CHECK_ARG_AS(fn, cfg->reserve > SWF_SWEEP_RESERVE_MAX, EINVAL,
+                     FIELD(in, "reserve is above SWF_SWEEP_RESERVE_MAX"));
+    SWF_CHECK_ARG_AS(fn, cfg->list.slot_offset % sizeof(void *) != 0, EINVAL,
+                     FIELD(in, "list.slot_offset is not a multiple of sizeof(void *)"));
+    SWF_CHECK_ARG_AS(fn,
+                     cfg->section_bound != 0 &&
+                         cfg->section_bound != SWF_SWEEP_SECTION_BOUND_AUTO &&
+                         !swf_list_can_pin(ops),
+                     EINVAL,
+                     FIELD(in, "section_bound is set but the list cannot pin (0 or "
+                               "SWF_SWEEP_SECTION_BOUND_AUTO: one section per pass)"));
+    SWF_CHECK_ARG_AS(
+        fn, cfg->algo != SWF_RESUME && cfg->algo != SWF_RESTART && cfg->algo != SWF_BATCH_RESTART,
+        EINVAL, FIELD(in, "algo is not an enum swf_algo value"));
+    SWF_CHECK_ARG_AS(fn, cfg->publish != SWF_PUBLISH_STORE && cfg->publish != SWF_PUBLISH_CAS,
+                     EINVAL, FIELD(in, "publish is not an enum swf_publish value"));
+    /* Not an error (stats.fell_back says it), but where a user looks: the full checks say it. */
+    if (swfi_checks_all() && cfg->algo == SWF_RESUME && !swf_list_can_pin(ops) &&
+        !(cfg->guard.flags & SWF_GUARD_BLOCKING_OK))
+        fprintf(stderr,
+                "sweepfill: %s: the list cannot pin (no pin, unpin and linked ops), "
+                "so SWF_RESUME runs as SWF_RESTART; use an _AUTO adapter (pin.h)\n",
+                fn);
+    return 0;
+}
 
 int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct swf_list_ops *ops)
 {
     SWF_CHECK_ARG(cfg == NULL, EINVAL, "cfg is NULL");
-    SWF_CHECK_ARG(ops == NULL, EINVAL, "cfg->list.ops is NULL");
-    SWF_CHECK_ARG(ops->first == NULL, EINVAL, "list ops: first is NULL");
-    SWF_CHECK_ARG(ops->next == NULL, EINVAL, "list ops: next is NULL");
-    bool some_pin = ops->pin != NULL || ops->unpin != NULL || ops->linked != NULL;
-    SWF_CHECK_ARG(some_pin && !swf_list_can_pin(ops), EINVAL,
-                  "list ops: pin, unpin and linked must be all set or all NULL");
-    SWF_CHECK_ARG(cfg->cache == NULL, EINVAL, "cfg->cache is NULL");
-    SWF_CHECK_ARG(cfg->init == NULL, EINVAL, "cfg->init is NULL");
-    SWF_CHECK_ARG(cfg->guard.enter == NULL, EINVAL, "cfg->guard.enter is NULL");
-    SWF_CHECK_ARG(cfg->guard.leave == NULL, EINVAL, "cfg->guard.leave is NULL");
-    SWF_CHECK_ARG(cfg->reserve == 0, EINVAL, "cfg->reserve is 0");
-    SWF_CHECK_ARG(cfg->reserve > SWF_SWEEP_RESERVE_MAX, EINVAL,
-                  "cfg->reserve is above SWF_SWEEP_RESERVE_MAX");
-    SWF_CHECK_ARG(cfg->list.slot_offset % sizeof(void *) != 0, EINVAL,
-                  "cfg->list.slot_offset is not a multiple of sizeof(void *)");
-    SWF_CHECK_ARG(cfg->section_bound != 0 && !swf_list_can_pin(ops), EINVAL,
-                  "cfg->section_bound is set but the list cannot pin");
-    SWF_CHECK_ARG(cfg->algo != SWF_RESUME && cfg->algo != SWF_RESTART &&
-                      cfg->algo != SWF_BATCH_RESTART,
-                  EINVAL, "cfg->algo is not an enum swf_algo value");
-    SWF_CHECK_ARG(cfg->publish != SWF_PUBLISH_STORE && cfg->publish != SWF_PUBLISH_CAS, EINVAL,
-                  "cfg->publish is not an enum swf_publish value");
-    /* Not an error (stats.fell_back says it), but where a user looks: the full checks say it. */
-    if (swfi_checks_all() && cfg->algo == SWF_RESUME && !swf_list_can_pin(ops) &&
-        !(cfg->guard.flags & SWF_GUARD_BLOCKING_OK))
-        fprintf(stderr, "sweepfill: swf_sweep: the list cannot pin (no pin, unpin and linked ops), "
-                        "so SWF_RESUME runs as SWF_RESTART; use an _AUTO adapter (pin.h)\n");
+    return swfi_sweep_check(cfg, ops, __func__, SWFI_SWEEP_IN_CFG, false);
+}
+
+static void unused_init(void *obj, void *member, void *arg)
+{
+    (void)obj, (void)member, (void)arg;
+}
+
+int swf_sweep_define_check_(const struct swf_sweep_config *cfg, const struct swf_list_ops *ops,
+                            size_t slot_offset, const char *fn)
+{
+    if (fn == NULL)
+        fn = "a sweep SWF_SWEEP_DEFINE made";
+    SWF_CHECK_ARG_AS(fn, cfg == NULL, EINVAL, "cfg is NULL");
+    /* The generated sweep ignores cfg->init (its init_fn is used): no reason to refuse NULL. */
+    struct swf_sweep_config checked = *cfg;
+    if (checked.init == NULL)
+        checked.init = unused_init;
+    int err = swfi_sweep_check(&checked, ops, fn, SWFI_SWEEP_IN_CFG, false);
+    if (err != 0)
+        return err;
+    SWF_CHECK_ARG_AS(fn, cfg->list.slot_offset != slot_offset, EINVAL,
+                     "cfg->list.slot_offset is not the adapter's (its NAME_list() sets it)");
     return 0;
 }
 
 int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
 {
     SWF_CHECK_ARG(cfg == NULL, EINVAL, "cfg is NULL");
-    int err = swf_sweep_validate(cfg, cfg->list.ops);
+    int err = swfi_sweep_check(cfg, cfg->list.ops, __func__, SWFI_SWEEP_IN_CFG, false);
     if (err != 0)
         return err;
     SWFI_BLOCKING_CALL();

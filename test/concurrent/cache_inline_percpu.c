@@ -4,11 +4,12 @@
  * object that calls the inline path be dlclosed), and the counts stay exact while threads are
  * preempted and migrated inside the sequences.
  *
- * This program defines swf_cache_alloc and swf_cache_free itself, counting the calls the inline
- * path makes to the library and passing them on (dlsym(RTLD_NEXT)); the library's own calls do
- * not come here.
+ * The program is linked with -Wl,--wrap=swf_cache_alloc,--wrap=swf_cache_free: its own calls to
+ * the two (those the inline path makes) come to the __wrap_ functions below, which count them and
+ * pass them on. The link may be static (the aarch64_kernel stage's guest has no loader); the
+ * library's own calls come here only from its sweep and registry code, which this program does
+ * not use.
  */
-#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,22 +24,21 @@
 
 static atomic_long library_calls;
 
-void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
+void *__real_swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
+int __real_swf_cache_free(struct swf_cache *c, void *obj);
+void *__wrap_swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
+int __wrap_swf_cache_free(struct swf_cache *c, void *obj);
+
+void *__wrap_swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
 {
-    static void *(*real)(struct swf_cache *, enum swf_alloc_mode);
-    if (real == NULL)
-        *(void **)&real = dlsym(RTLD_NEXT, "swf_cache_alloc");
     atomic_fetch_add(&library_calls, 1);
-    return real(c, mode);
+    return __real_swf_cache_alloc(c, mode);
 }
 
-int swf_cache_free(struct swf_cache *c, void *obj)
+int __wrap_swf_cache_free(struct swf_cache *c, void *obj)
 {
-    static int (*real)(struct swf_cache *, void *);
-    if (real == NULL)
-        *(void **)&real = dlsym(RTLD_NEXT, "swf_cache_free");
     atomic_fetch_add(&library_calls, 1);
-    return real(c, obj);
+    return __real_swf_cache_free(c, obj);
 }
 
 /* The calling thread's rseq_cs: 0 when no sequence is in flight or pointed at. */

@@ -1,9 +1,10 @@
 /*
  * test/concurrent/cache_threads.c - thousands of threads on one cache at once.
  *
- * 10,000 threads (1,000 under a sanitizer: ThreadSanitizer caps live threads near 8,000 and is slow; 200
- * under valgrind) are alive together, held at a barrier, then each allocates and frees NOWAIT in
- * rounds. Half made a blocking call first (swf_cache_grow(c, 0)) and so hold magazines of their
+ * 10,000 threads (1,000 under a sanitizer: ThreadSanitizer caps live threads near 8,000 and is
+ * slow; 1,000 under qemu, SWF_UNDER_QEMU, whose emulated kernel makes each thread slow to start;
+ * 200 under valgrind) are alive together, held at a barrier, then each allocates and frees NOWAIT
+ * in rounds. Half made a blocking call first (swf_cache_grow(c, 0)) and so hold magazines of their
  * own: far more threads than the old fixed thread-state table had room for. The other half never
  * block and use the depot's shared path. The cache holds enough objects for every thread to keep
  * a full magazine, so no NOWAIT allocation may fail: an EAGAIN would be a spurious one. At the
@@ -34,8 +35,7 @@ static void *worker(void *arg)
         for (int i = 0; i < HELD; i++) {
             held[i] = swf_cache_alloc(cache, SWF_NOWAIT);
             if (held[i] == NULL)
-                __atomic_fetch_add(errno == EAGAIN ? &eagain : &other_errors, 1,
-                                   __ATOMIC_RELAXED);
+                __atomic_fetch_add(errno == EAGAIN ? &eagain : &other_errors, 1, __ATOMIC_RELAXED);
         }
         for (int i = 0; i < HELD; i++)
             swf_cache_free(cache, held[i]);
@@ -45,7 +45,7 @@ static void *worker(void *arg)
 
 int main(void)
 {
-    int threads = tap_under_valgrind() ? 200 : TAP_SANITIZED ? 1000 : 10000;
+    int threads = tap_under_valgrind() ? 200 : TAP_SANITIZED || tap_under_qemu() ? 1000 : 10000;
     struct swf_cache_config cfg = {.object_size = 64, .name = "threads"};
     tap_require(swf_cache_create(&cfg, &cache) == 0, "create");
     /* Every thread may hold two magazines' worth, plus what is in flight. */

@@ -53,7 +53,7 @@ static void feature_add(struct writer_state *w)
     int err = swf_feature_added(feature, &t->m, SWF_NOWAIT);
     uint64_t owed = 0;
     if (err == EAGAIN && (tap_rand(&w->rng) & 1))
-        err = swf_feature_added(feature, &t->m, SWF_WAIT); /* no lock is held here */
+        err = swf_feature_added(feature, &t->m, SWF_WAIT); /* no lock held; its only deleter */
     if (err == EAGAIN)
         owed = OWED; /* left to the catch-up */
     else

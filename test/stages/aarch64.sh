@@ -4,33 +4,37 @@
 #
 # test/run runs this as the stage `aarch64`. It cross-compiles with Debian's
 # gcc-aarch64-linux-gnu (test/stages/cross/aarch64-linux-gnu.ini) and runs each test program through
-# qemu-aarch64, once with -Datomics=ck (ck_pr's aarch64 port) and once with -Datomics=c11
-# (<stdatomic.h>, ck_pr through compiler builtins), so that every atomic path compiles and runs
-# on a second architecture. qemu on x86 executes the guest's loads and stores in the host's
-# order, so this shows that the code builds and behaves on aarch64, not that its fences are
-# sufficient on a weakly ordered machine (docs/model/ and the TSan build argue that).
+# qemu-aarch64 with -Datomics=c11 (<stdatomic.h>, ck_pr through compiler builtins); the
+# aarch64_kernel stage builds with -Datomics=ck (ck_pr's aarch64 port), so that every atomic path
+# compiles and runs on a second architecture (SWF_AARCH64_ATOMICS="ck c11" runs both here).
+# qemu on x86 executes the guest's loads and stores in the host's order, so this shows that the
+# code builds and behaves on aarch64, not that its fences are sufficient on a weakly ordered
+# machine (docs/model/ and the TSan build argue that).
 # qemu-user (7.2) registers no rseq area, so the caches run their per-thread mode here
 # (swf_cache_percpu() is 0): the aarch64 restartable sequences are compiled and their
-# descriptors and signatures checked (rseq_static), not run; rseq_abort skips itself.
+# descriptors and signatures checked (rseq_static), and rseq_abort skips itself. They run in the
+# aarch64_kernel stage, under Debian's arm64 kernel in qemu-system-aarch64.
 #
 # The target's Concurrency Kit and C library come from Debian's arm64 packages, downloaded with
-# `apt-get download` (the arm64 architecture is added to dpkg once, as root) and unpacked into
-# build/aarch64/sysroot without installing them: bookworm's libck0 is not Multi-Arch: same, so
-# libck0:arm64 cannot be installed beside the host's libck0. qemu's -L points at that sysroot.
-# Each test case of each test program becomes one TAP point here ("aarch64/ck cache_unit: ...");
+# `apt-get download` (test/stages/lib/arm64.bash: the arm64 architecture is added to dpkg once, as
+# root) and unpacked into build/aarch64/sysroot without installing them. qemu's -L points at that
+# sysroot.
+# Each test case of each test program becomes one TAP point here ("aarch64/c11 cache_unit: ...");
 # a program that dies without a failing point becomes one failing point. SWF_UNDER_QEMU=1 tells the
 # tests (test/common/tap.h: tap_under_qemu) to skip what qemu-user cannot do (seccomp strict mode,
 # RLIMIT_AS) and to shrink the heaviest cases. The stage skips itself, with its reason, when a
 # tool or the arm64 packages are missing; under CI=true it fails instead (test/run installs the
 # tools: gcc-aarch64-linux-gnu, its C library libc6-dev-arm64-cross, which comes only as a
-# Recommends, and qemu-user). SWF_AARCH64_ATOMICS="ck" limits the builds.
+# Recommends, and qemu-user).
 set -u -o pipefail
 root=${1:?usage: test/stages/aarch64.sh SOURCE_ROOT}
 cd "$root" || exit 1
+# shellcheck source=test/stages/lib/arm64.bash
+. test/stages/lib/arm64.bash
 work=$root/build/aarch64
 sysroot=$work/sysroot
 debs=$work/debs
-atomics=${SWF_AARCH64_ATOMICS:-ck c11}
+atomics=${SWF_AARCH64_ATOMICS:-c11}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 skip_all() {
@@ -51,28 +55,13 @@ done
 [ -e /usr/aarch64-linux-gnu/lib/Scrt1.o ] ||
   skip_all "the target's C library is not installed (libc6-dev-arm64-cross)"
 
-# The arm64 architecture, so that apt can fetch arm64 packages (idempotent; root only).
-if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-  [ "$(id -u)" -eq 0 ] || skip_all "dpkg has no arm64 architecture (as root: dpkg --add-architecture arm64; apt-get update)"
-  echo "# adding the arm64 architecture to dpkg"
-  dpkg --add-architecture arm64 || skip_all "dpkg --add-architecture arm64 failed"
-  apt-get update -qq >/dev/null 2>&1 || apt-get update || skip_all "apt-get update failed"
-fi
-
 # The target's runtime and ck, unpacked (not installed) into the sysroot; kept between runs.
+arm64_ready || skip_all "$arm64_why"
 pkgs=(libc6:arm64 libgcc-s1:arm64 libck0:arm64 libck-dev:arm64)
 if [ ! -e "$sysroot/.complete" ]; then
   rm -rf "$sysroot" "$debs"
-  mkdir -p "$debs" "$sysroot"
-  if ! (cd "$debs" && apt-get download "${pkgs[@]}" >download.log 2>&1); then
-    if [ "$(id -u)" -eq 0 ]; then # the arm64 lists may be missing or stale
-      apt-get update -qq >/dev/null 2>&1
-      (cd "$debs" && apt-get download "${pkgs[@]}" >download.log 2>&1) ||
-        skip_all "apt-get download ${pkgs[*]} failed: $(tail -1 "$debs/download.log")"
-    else
-      skip_all "apt-get download ${pkgs[*]} failed: $(tail -1 "$debs/download.log")"
-    fi
-  fi
+  mkdir -p "$sysroot"
+  arm64_download "$debs" "${pkgs[@]}" || skip_all "$arm64_why"
   for deb in "$debs"/*.deb; do
     dpkg-deb -x "$deb" "$sysroot" || skip_all "dpkg-deb -x $deb failed"
   done
@@ -108,7 +97,7 @@ point() { # 0|1 text
 for a in $atomics; do
   dir=$work/build-$a
   opts=(--cross-file test/stages/cross/aarch64-linux-gnu.ini --cross-file "$overlay"
-    -Dbuildtype=debugoptimized -Ddebug_checks=true -Datomics="$a" -Dbench=disabled)
+    -Dbuildtype=debugoptimized -Ddebug_checks=true -Datomics="$a" -Dbench=disabled -Dexamples=false)
   [ -e "$dir/meson-private/coredata.dat" ] || rm -rf "$dir" # a half-made build directory
   if [ -d "$dir" ]; then
     meson setup --reconfigure "$dir" "${opts[@]}" >"$work/setup-$a.log" 2>&1

@@ -11,8 +11,11 @@
 #     regenerated: see abi/update.sh);
 #   - as root, and only if no sweepfill package is installed already: installs both packages,
 #     builds test/packaging/consumer/consumer.c with `cc $(pkg-config --cflags --libs sweepfill)`
-#     against them, runs it, finds `man swf_cache_free`, and removes the packages again, checking
-#     that the machine is left as it was found.
+#     against them, runs it, finds `man swf_cache_free`; builds test/packaging/tsan_consumer/
+#     consumer.c (and consumer_urcu.c when liburcu-memb is installed) with
+#     `cc -fsanitize=thread $(pkg-config --cflags --libs sweepfill-tsan)` against the packaged
+#     ThreadSanitizer build and runs it with no suppression file: TSan reports nothing; and
+#     removes the packages again, checking that the machine is left as it was found.
 # Skips itself when dpkg-buildpackage or debhelper is missing, and the lintian or man check when
 # that tool is missing; each fails instead under CI=true.
 set -u -o pipefail
@@ -84,6 +87,7 @@ ok $? "libsweepfill0 holds libsweepfill.so.0 in the multiarch libdir and no deve
 missing=""
 for f in ./usr/include/sweepfill/sweepfill.h ./usr/include/sweepfill/version.h \
   "$libdir/libsweepfill.so" "$libdir/libsweepfill.a" "$libdir/pkgconfig/sweepfill.pc" \
+  "$libdir/libsweepfill-tsan.a" "$libdir/pkgconfig/sweepfill-tsan.pc" \
   "$libdir/cmake/sweepfill/sweepfillConfig.cmake" "$libdir/cmake/sweepfill/sweepfillConfigVersion.cmake" \
   ./usr/share/man/man3/swf_cache_alloc.3.gz ./usr/share/man/man3/swf_cache_free.3.gz \
   ./usr/share/man/man7/sweepfill.7.gz ./usr/share/doc/libsweepfill-dev/design.md.gz \
@@ -91,7 +95,7 @@ for f in ./usr/include/sweepfill/sweepfill.h ./usr/include/sweepfill/version.h \
   grep -qx -- "$f" <<<"$dev_files" || missing="$missing $f"
 done
 [ -z "$missing" ]
-ok $? "libsweepfill-dev holds headers, .so, .a, .pc, CMake files, man pages, design notes and examples${missing:+ (missing:$missing)}"
+ok $? "libsweepfill-dev holds headers, .so, .a, .pc, the TSan .a and .pc, CMake files, man pages, design notes and examples${missing:+ (missing:$missing)}"
 depends=$(dpkg-deb -f "$dev_deb" Depends)
 [[ "$depends" == *"libck-dev"* ]] && [[ "$depends" == *"libsweepfill0 (= $version)"* ]]
 ok $? "libsweepfill-dev depends on libck-dev and libsweepfill0 (= $version) ($depends)"
@@ -152,6 +156,52 @@ elif command -v man >/dev/null; then
   ok $? "man swf_cache_free finds the installed page ($page)"
 else
   missing "man is not installed (Debian: man-db)"
+fi
+
+# The packaged ThreadSanitizer build: what a TSan user links instead of building sweepfill.
+tsan_a=/usr/lib/$multiarch/libsweepfill-tsan.a
+# (Captured first: with pipefail, `nm | grep -q` fails when grep stops reading early.)
+tsan_syms=$(nm "$tsan_a" 2>&1)
+grep -q ' U __tsan_func_entry$' <<<"$tsan_syms" && grep -q ' T swf_sweep$' <<<"$tsan_syms"
+ok $? "the packaged $tsan_a is instrumented for TSan (calls __tsan_func_entry) and defines swf_sweep"
+if ! printf 'int main(void){return 0;}\n' | cc -fsanitize=thread -x c - -o "$tmp/probe" 2>/dev/null; then
+  missing "cc -fsanitize=thread does not link (Debian: libtsan2)"
+else
+  # tsan_run NAME SOURCE SUMMARY-PREFIX [EXTRA-PKG]: build SOURCE against sweepfill-tsan, run it
+  # with no suppression file (test/run's TSAN_OPTIONS name one: replaced), count reports.
+  tsan_run() {
+    local name=$1 source=$2 prefix=$3 extra=${4:-} flags libs r status reports summary
+    # shellcheck disable=SC2086 # $extra: no package or one
+    flags=$(pkg-config --cflags --libs sweepfill-tsan $extra 2>&1)
+    r=$?
+    if [ $r != 0 ]; then
+      ok $r "pkg-config --cflags --libs sweepfill-tsan${extra:+ $extra} (${flags%%$'\n'*})"
+      return
+    fi
+    # shellcheck disable=SC2086
+    cc -std=c11 -O1 -g -Wall -Wextra -Werror -o "$tmp/$name" "$source" $flags >"$tmp/cc.log" 2>&1
+    r=$?
+    ok $r "cc $(basename "$source") \$(pkg-config --cflags --libs sweepfill-tsan${extra:+ $extra}) ($flags)"
+    [ $r = 0 ] || { show "$tmp/cc.log"; return; }
+    libs=$(ldd "$tmp/$name" 2>&1)
+    [ -n "$libs" ] && ! grep -q libsweepfill <<<"$libs"
+    ok $? "$name links the static TSan library, not libsweepfill.so.0"
+    TSAN_OPTIONS="halt_on_error=0 exitcode=66" "$tmp/$name" --ms 500 --readers 2 --writers 2 \
+      >"$tmp/$name.log" 2>&1
+    status=$?
+    reports=$(grep -c '^WARNING: ThreadSanitizer' "$tmp/$name.log")
+    summary=$(grep "^$prefix" "$tmp/$name.log")
+    [ "$reports" = 0 ] && [ $status = 0 ] && [[ $summary == *": OK" ]]
+    ok $? "$name runs under TSan with no suppression file: no report, its own checks hold ($reports reports, exit $status: $summary)"
+    [ "$reports" = 0 ] || grep -A 8 '^WARNING: ThreadSanitizer' "$tmp/$name.log" | head -n 40 | sed 's/^/# /'
+  }
+  tsan_run tsan_consumer "$src/test/packaging/tsan_consumer/consumer.c" 'tsan consumer:'
+  if pkg-config --exists liburcu-memb 2>/dev/null; then
+    tsan_run tsan_consumer_urcu "$src/test/packaging/tsan_consumer/consumer_urcu.c" \
+      'tsan consumer (urcu):' liburcu-memb
+  else
+    skip "the liburcu TSan consumer: liburcu-memb is not installed"
+  fi
 fi
 
 apt-get purge -y -qq -o DPkg::Lock::Timeout=300 libsweepfill-dev libsweepfill0 >"$tmp/purge.log" 2>&1

@@ -11,7 +11,10 @@
 #     links man/meson.build makes to it), and every link resolves (also through man -w);
 #   - every swf_ symbol the built libsweepfill.so exports, every public function-like macro and
 #     every public inline function of the installed headers has a page under its own name, so
-#     that a function added later fails here until it is documented;
+#     that a function added later fails here until it is documented; the exported helpers of the
+#     inline paths (names ending in an underscore) and every symbol lib/sweepfill.map names
+#     appear in some page's NAME or SYNOPSIS, and the library exports nothing the map does not
+#     let through;
 #   - docs/design.md and every examples/**/*.c (at its path under examples/) are installed under
 #     share/doc/sweepfill.
 # Skips itself when mandoc or meson is missing; fails instead under CI=true.
@@ -133,6 +136,48 @@ for name in $exported; do
   documented "$name"
   ok $? "exported $name has a man page"
 done
+
+# The helpers the inline paths call (swf_feature_added_slow_, swf_thread_self_, ...): a page's
+# NAME (.Nm) or SYNOPSIS (.Fn, .Fo, .Va, .Vt, or its literal block) names each.
+# in_synopsis NAME: some page's NAME or SYNOPSIS section holds NAME as a word.
+in_synopsis() {
+  # shellcheck disable=SC2086
+  awk -v name="$1" '
+    /^\.Sh / { sec = $0; sub(/^\.Sh /, "", sec) }
+    (sec == "NAME" || sec == "SYNOPSIS") {
+      line = $0; gsub(/[^A-Za-z0-9_]+/, " ", line)
+      n = split(line, w, " ")
+      for (i = 1; i <= n; i++) if (w[i] == name) { found = 1; exit }
+    }
+    END { exit found ? 0 : 1 }' $pages
+}
+! in_synopsis swf_no_such_helper_
+ok $? "the NAME/SYNOPSIS check reports an undocumented helper (control)"
+helpers=$(nm -D --defined-only "$so" | awk '{print $3}' | sed 's/@.*//' | grep '^swf_.*_$' | sort -u)
+for name in $helpers; do
+  in_synopsis "$name"
+  ok $? "exported helper $name is named in a page's NAME or SYNOPSIS"
+done
+# lib/sweepfill.map: the names it exports by name, and the patterns it lets through.
+map=$src/lib/sweepfill.map
+map_names=$(sed -n '/global:/,/local:/p' "$map" | tr -d ' \t;' | grep -v -e '^global:' -e '^local:' -e '^$' -e '\*')
+map_globs=$(sed -n '/global:/,/local:/p' "$map" | tr -d ' \t;' | grep '\*' || true)
+for name in $map_names; do
+  in_synopsis "$name" || documented "$name"
+  ok $? "$name, named in lib/sweepfill.map, is named in a page's NAME or SYNOPSIS"
+done
+outside=""
+for name in $(nm -D --defined-only "$so" | awk '$2 != "A" {print $3}' | sed 's/@.*//' | sort -u); do
+  let_through=no
+  for glob in $map_globs; do
+    # shellcheck disable=SC2254
+    case $name in $glob) let_through=yes ;; esac
+  done
+  [[ $'\n'"$map_names"$'\n' == *$'\n'"$name"$'\n'* ]] && let_through=yes
+  [ $let_through = yes ] || outside="$outside $name"
+done
+[ -z "$outside" ]
+ok $? "libsweepfill.so exports only what lib/sweepfill.map lets through${outside:+ (also:$outside)}"
 for name in $macros; do
   documented "$name"
   ok $? "macro $name has a man page"

@@ -9,6 +9,8 @@
 # and object, writers adding and deleting members, and activation switched on and off; it runs with
 # TSAN_OPTIONS naming no suppressions, and TSan must report nothing. test/packaging/tsan_consumer/
 # consumer_urcu.c does the same over a liburcu cds_list (list_urcu.h), when liburcu is installed.
+# (A user of the Debian package links the packaged TSan build instead, pkg-config sweepfill-tsan:
+# test/stages/deb.sh runs both programs against it.)
 #
 # The library comes from test/run's tsan stage (build/test-tsan) when that build is there;
 # otherwise this configures and builds the library alone in build/test-tsan-consumer.

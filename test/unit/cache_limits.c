@@ -168,6 +168,16 @@ static void small_magazine_table(void)
         grows++;
     ok(err == ENOMEM && grows > 0, "%d grows of 5,000 objects, then ENOMEM (%s)", grows,
        swf_error_reason());
+    /* The reason states the most objects the cache can have ready: with the table full, exactly
+     * that much is had, and one more is not. */
+    unsigned long long most = 0;
+    const char *at = strstr(swf_error_reason(), ": at most ");
+    bool stated = at != NULL && sscanf(at, ": at most %llu objects can be ready", &most) == 1;
+    bool beyond = stated && swf_cache_grow(c, (size_t)most + 1) == ENOMEM;
+    bool within = stated && swf_cache_grow(c, (size_t)most) == 0 && stats_of(c).ready >= most;
+    ok(stated && beyond && within,
+       "the reason's figure is the limit: grow(%llu) succeeds, grow(%llu) does not", most,
+       most + 1);
     struct swf_cache_stats s = stats_of(c);
     ok(s.capacity > 0 && s.capacity <= 512 * SWF_CACHE_MAGAZINE && mapped_is_used(&s),
        "it mapped %llu objects in %llu bytes: all of them ready, none it cannot hold",

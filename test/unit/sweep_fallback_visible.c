@@ -1,11 +1,10 @@
 /*
  * test/unit/sweep_fallback_visible.c - RESUME on a list that cannot pin runs as RESTART, returns 0
  * and says so: stats.fell_back always, and, in a library built with debug checks
- * (swf_debug_checks()
- * == 1), one line on stderr naming swf_sweep and saying the list cannot pin so RESUME runs as
- * RESTART - through swf_sweep and through a sweep generated with SWF_SWEEP_DEFINE. Nothing is
- * printed when RESUME can resume (a list that pins, a guard that tolerates blocking) or when the
- * caller asked for RESTART.
+ * (swf_debug_checks() == 1), one line on stderr naming the function called (swf_sweep, or the
+ * sweep generated with SWF_SWEEP_DEFINE, by its own name) and saying the list cannot pin so RESUME
+ * runs as RESTART. Nothing is printed when RESUME can resume (a list that pins, a guard that
+ * tolerates blocking) or when the caller asked for RESTART.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +13,8 @@
 #include "../common/members.h"
 #include "../common/tap.h"
 
-#define LINE "sweepfill: swf_sweep: the list cannot pin"
+#define LINE       "sweepfill: swf_sweep: the list cannot pin"
+#define TYPED_LINE "sweepfill: typed_plain: the list cannot pin"
 
 SWF_SWEEP_DEFINE(typed_plain, ml, payload_init)
 
@@ -54,7 +54,8 @@ static struct outcome sweep_capturing_stderr(bool pinned, enum swf_algo algo,
     rewind(capture);
     char line[512];
     while (fgets(line, sizeof(line), capture) != NULL)
-        if (strstr(line, LINE) != NULL && strstr(line, "SWF_RESUME runs as SWF_RESTART") != NULL)
+        if (strstr(line, typed ? TYPED_LINE : LINE) != NULL &&
+            strstr(line, "SWF_RESUME runs as SWF_RESTART") != NULL)
             o.lines++;
     fclose(capture);
     population_release(&pop, c, NULL);
