@@ -14,7 +14,9 @@
  *   - the rwlock guard's read lock while another thread holds the write lock
  *     (swf_feature_activate);
  *   - the registry's grace period while another thread holds swf_registry_read_lock;
- *   - swf_synchronize_epoch while another thread is inside ck_epoch_begin on its own record.
+ *   - swf_synchronize_epoch while another thread is inside ck_epoch_begin on its own record;
+ *   - the same in a child of fork, after the parent's watchdog ran: the child has a watchdog of
+ *     its own (the parent kills it once its line came).
  * Nothing here asserts a duration: the line is awaited, and a second line would be a failure
  * however late it came.
  */
@@ -27,6 +29,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sweepfill/feature.h>
@@ -303,6 +307,28 @@ int main(void)
                     "sweepfill: swf_synchronize_epoch: still waiting for swf_synchronize_epoch's "
                     "grace period after " DELAY_TEXT ": ",
                     "ck_epoch_begin");
+    /* fork: the child's first watched wait starts a watchdog of its own. */
+    fflush(stdout);
+    set_flag(&x_go, 0);
+    set_flag(&x_holding, 0);
+    pid_t pid = fork();
+    tap_require(pid >= 0, "fork");
+    if (pid == 0) {
+        pthread_t h;
+        pthread_create(&h, NULL, hold_epoch, NULL);
+        wait_flag(&x_holding);
+        swf_synchronize_epoch(&sync_rec); /* waits until the parent kills this process */
+        _exit(3);
+    }
+    char line[1024];
+    bool got = read_line(line, sizeof(line), LINE_WAIT_MS);
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    ok(got && strncmp(line, "sweepfill: swf_synchronize_epoch: still waiting for", 51) == 0,
+       "a child of fork, waiting as the last case did, has a watchdog of its own");
+    if (!got)
+        diag("got nothing");
 #else
     (void)hold_epoch;
 #endif
