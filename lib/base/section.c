@@ -8,13 +8,15 @@
  * each claim) and a status; the fields are written between the claim and the release store of
  * ACTIVE, and the watchdog prints only if its compare-and-swap ACTIVE -> SAID finds the word it
  * read before the fields, so the line it prints is the one of that wait. A waiter never waits for
- * the watchdog: ending a watch is one compare-and-swap loop on the slot and one decrement.
+ * the watchdog: ending a watch is one compare-and-swap loop on the slot.
  *
- * Waking: the watchdog reads x_wake, then x_active (both sequentially consistent); a wait counts
- * itself in x_active before it bumps x_wake and wakes. So a watchdog that saw no wait counted
- * sleeps on a stale x_wake as soon as one is, and returns at once. While waits are counted it
- * sleeps at most until the nearest deadline it saw; one it did not see yet began later, so its
- * deadline is later, or it is polled for every POLL_MS.
+ * Waking: every watch bumps x_wake once it is ACTIVE. The watchdog reads x_wake before it scans;
+ * with a deadline ahead it sleeps until the nearest (a watch it did not see began later, so its
+ * deadline is later still); with none it sleeps on x_wake for as long as it stays as read. Before
+ * that sleep it raises x_idle and reads x_wake again, and a watch reads x_idle after its bump (all
+ * sequentially consistent): either the watchdog sees the bump and scans again, or the watch sees
+ * x_idle and wakes it. A slot whose line was printed is not scanned again, so a wait that never
+ * ends costs the watchdog nothing after its line.
  *
  * fork: the child has no watchdog thread and no wait in progress (only the forking thread runs
  * there, and it is not waiting): the table is emptied and the next watched wait in the child
@@ -100,7 +102,7 @@ void swfi_lock_failed(const char *fallback, const char *what, int err, const cha
 
 /* ---- the watchdog ------------------------------------------------------------------------- */
 
-enum { SLOTS = 32, POLL_MS = 100 };
+enum { SLOTS = 32 };
 enum { FREE = 0u, FILLING = 1u, ACTIVE = 2u, SAID = 3u, STATUS = 3u, GENERATION = 4u };
 
 struct watch {
@@ -111,8 +113,8 @@ struct watch {
 } __attribute__((aligned(64)));
 
 static struct watch table[SLOTS];
-static uint32_t x_active;  /* watches counted in */
-static uint32_t x_wake;    /* bumped when a watch is counted in while none was */
+static uint32_t x_wake;    /* bumped by each watch once it is ACTIVE */
+static uint32_t x_idle;    /* the watchdog sleeps with no deadline ahead */
 static uint32_t x_started; /* a watchdog thread exists (or is being made) */
 static uint32_t x_delay_ms = SWFI_WATCH_DELAY_MS;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -170,15 +172,16 @@ static void *watchdog(void *arg)
     (void)arg;
     for (;;) {
         uint32_t seen = __atomic_load_n(&x_wake, __ATOMIC_SEQ_CST);
-        uint32_t active = __atomic_load_n(&x_active, __ATOMIC_SEQ_CST);
         uint64_t now = now_ns();
-        uint64_t next = active != 0 ? scan(now) : UINT64_MAX;
-        if (active == 0)
-            futex_wait(&x_wake, seen, UINT64_MAX);
-        else if (next == UINT64_MAX)
-            futex_wait(&x_wake, seen, (uint64_t)POLL_MS * 1000000u);
-        else
+        uint64_t next = scan(now);
+        if (next != UINT64_MAX) {
             futex_wait(&x_wake, seen, next - now);
+            continue;
+        }
+        __atomic_store_n(&x_idle, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&x_wake, __ATOMIC_SEQ_CST) == seen)
+            futex_wait(&x_wake, seen, UINT64_MAX);
+        __atomic_store_n(&x_idle, 0, __ATOMIC_SEQ_CST);
     }
     return NULL;
 }
@@ -190,7 +193,7 @@ static void fork_child(void)
         uint32_t s = swfi_load_relaxed_32(&table[i].x_state);
         swfi_store_relaxed_32(&table[i].x_state, (s & ~STATUS) | FREE);
     }
-    swfi_store_relaxed_32(&x_active, 0);
+    swfi_store_relaxed_32(&x_idle, 0);
     swfi_store_relaxed_32(&x_started, 0);
     watching = false;
 }
@@ -248,10 +251,9 @@ int swfi_watch_begin(const char *what, const char *cause)
         uint64_t delay = (uint64_t)swfi_load_relaxed_32(&x_delay_ms) * 1000000u;
         swfi_store_relaxed_64(&w->x_deadline_ns, now_ns() + delay);
         swfi_store_release_32(&w->x_state, gen | ACTIVE);
-        if (__atomic_fetch_add(&x_active, 1, __ATOMIC_SEQ_CST) == 0) {
-            __atomic_fetch_add(&x_wake, 1, __ATOMIC_SEQ_CST);
+        __atomic_fetch_add(&x_wake, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&x_idle, __ATOMIC_SEQ_CST))
             syscall(SYS_futex, &x_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-        }
         watching = true;
         return i + 1;
     }
@@ -263,8 +265,6 @@ void swfi_watch_end(int token)
     if (token == 0)
         return;
     struct watch *w = &table[token - 1];
-    /* Uncounted first: a wait counted in after this sees the count it needs to wake (top). */
-    __atomic_fetch_sub(&x_active, 1, __ATOMIC_SEQ_CST);
     uint32_t s = swfi_load_relaxed_32(&w->x_state);
     while (!swfi_cas_acq_rel_32(&w->x_state, &s, (s & ~STATUS) | FREE))
         ;
