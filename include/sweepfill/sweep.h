@@ -152,9 +152,10 @@ struct swf_guard {
  * or synchronize function's, once its try found the lock held), for cfg.synchronize or for a
  * grace period has not ended after SWF_WATCHDOG_SECONDS seconds prints one line on stderr
  * ("sweepfill: <call>: still waiting for <what> after 5 s: <likely cause>") and goes on
- * waiting. One line per call at most. The first such wait of a process starts one thread
- * (named swf-watchdog, every signal blocked) that sleeps while nothing is watched; a child of
- * fork has none until its own first wait. Guards you write yourself are neither counted nor
+ * waiting. One line per call at most (per wait outside a call: a guard entered by hand names
+ * its maker, "swf_guard_rwlock"). The first watched wait of a process starts one thread (named
+ * swf-watchdog, every signal blocked) that sleeps while nothing is watched; a child of fork has
+ * none until its own first watched wait. Guards you write yourself are neither counted nor
  * watched. */
 #define SWF_WATCHDOG_SECONDS 5
 SWF_API void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec);

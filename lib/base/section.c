@@ -235,6 +235,11 @@ static bool watchdog_running(void)
 
 int swfi_watch_begin(const char *what, const char *cause)
 {
+    return swfi_watch_begin_in("a sweepfill call", what, cause);
+}
+
+int swfi_watch_begin_in(const char *fallback, const char *what, const char *cause)
+{
     if (watching || call_said || !watchdog_running())
         return 0;
     for (int i = 0; i < SLOTS; i++) {
@@ -245,7 +250,7 @@ int swfi_watch_begin(const char *what, const char *cause)
         uint32_t gen = (s & ~STATUS) + GENERATION;
         if (!swfi_cas_acq_rel_32(&w->x_state, &s, gen | FILLING))
             continue;
-        swfi_store_relaxed_ptr(&w->x_function, (void *)swfi_call_name("a sweepfill guard"));
+        swfi_store_relaxed_ptr(&w->x_function, (void *)swfi_call_name(fallback));
         swfi_store_relaxed_ptr(&w->x_what, (void *)what);
         swfi_store_relaxed_ptr(&w->x_cause, (void *)cause);
         uint64_t delay = (uint64_t)swfi_load_relaxed_32(&x_delay_ms) * 1000000u;

@@ -68,6 +68,9 @@ __attribute__((noreturn)) void swfi_lock_failed(const char *fallback, const char
  * (this thread already watches a wait, this call already printed its line, or the table is
  * full). Outside NOWAIT paths only: it reads the clock. */
 int swfi_watch_begin(const char *what, const char *cause);
+
+/* The same, naming fallback (a guard's maker) when no public call runs on the thread. */
+int swfi_watch_begin_in(const char *fallback, const char *what, const char *cause);
 void swfi_watch_end(int token);
 
 /* For tests (linked with the static library): the delay, in milliseconds, for waits that begin

@@ -177,7 +177,8 @@ static void rwlock_enter(void *lock)
 {
     int err = pthread_rwlock_tryrdlock(lock);
     if (err != 0) {
-        int w = swfi_watch_begin("the rwlock guard's pthread_rwlock_rdlock", RWLOCK_WAIT_CAUSE);
+        int w = swfi_watch_begin_in("swf_guard_rwlock", "the rwlock guard's pthread_rwlock_rdlock",
+                                    RWLOCK_WAIT_CAUSE);
         err = pthread_rwlock_rdlock(lock);
         swfi_watch_end(w);
     }
@@ -200,8 +201,8 @@ static void mutex_enter(void *lock)
 {
     int err = pthread_mutex_trylock(lock);
     if (err == EBUSY) {
-        int w = swfi_watch_begin(
-            "the mutex guard's pthread_mutex_lock",
+        int w = swfi_watch_begin_in(
+            "swf_guard_mutex", "the mutex guard's pthread_mutex_lock",
             "another thread holds the mutex, or this one (a default mutex does not say so)");
         err = pthread_mutex_lock(lock);
         swfi_watch_end(w);
