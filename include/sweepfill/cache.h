@@ -434,16 +434,31 @@ SWF_CXX_SHADOW_ON_
  * structure above); 1, per-CPU magazines indexed by the CPU's number; 2, per-CPU magazines indexed
  * by the kernel's concurrent thread id (mm_cid, Linux 6.3). The per-CPU mode needs the rseq area
  * that glibc 2.35 and later registers for every thread (not under valgrind, qemu-user or
- * GLIBC_TUNABLES=glibc.pthread.rseq=0), membarrier's rseq fence, x86_64 or aarch64, and a build
- * without ThreadSanitizer; where it has them, it is the default (SWF_PERCPU unset, empty, or any
- * value but 0 and cpu_id), the environment variable SWF_PERCPU=cpu_id asks for the CPU's number,
- * and SWF_PERCPU=0 for per-thread magazines (bench/README.md measures what each mode costs).
+ * GLIBC_TUNABLES=glibc.pthread.rseq=0), membarrier's rseq fence (Linux 5.10), x86_64 or aarch64,
+ * and a build without ThreadSanitizer; where it has them, it is the default (SWF_PERCPU unset or
+ * empty, or 1, on, yes or true), the environment variable SWF_PERCPU=cpu_id asks for the CPU's
+ * number, and SWF_PERCPU=0, off, no or false for per-thread magazines (in any case; sweepfill(7),
+ * ENVIRONMENT); any other value prints one line on stderr and gets the default, and a per-CPU
+ * mode asked for where the system lacks it prints one line and gets per-thread magazines
+ * (bench/README.md measures what each mode costs). swf_cache_percpu_reason says why.
  * Concurrency: any thread, any time; concurrent first calls agree (the decision is taken once,
  * under pthread_once, which also orders it before every later call's read). Progress: blocking
  * at the first call (it may register the process for membarrier's rseq fence), then wait-free
  * (one load). Returns 0, 1 or 2; it cannot fail.
  */
 SWF_API int swf_cache_percpu(void);
+
+/*
+ * Why the process has the mode swf_cache_percpu returns: one sentence naming what chose it (the
+ * default, or SWF_PERCPU and its value, or a value not understood) and, for the per-thread mode
+ * where per-CPU magazines were the default or were asked for, what the system lacks (for instance
+ * "default, but glibc registered no rseq area (...): per-thread magazines", "SWF_PERCPU=0:
+ * per-thread magazines, as asked", "default: per-CPU magazines indexed by the kernel's mm_cid
+ * (Linux 6.3)"). The text is for people, not for parsing. Decides the mode as swf_cache_percpu
+ * does if it is not decided yet; the string lives as long as the process. Concurrency and
+ * progress as swf_cache_percpu's. Never NULL.
+ */
+SWF_API const char *swf_cache_percpu_reason(void);
 
 /*
  * Allocate in bulk: give an object to every NULL entry of objs[0 .. n-1] (entries already set

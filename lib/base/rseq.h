@@ -8,12 +8,14 @@
  *                     a per-CPU slot); or glibc registered no rseq area (__rseq_size is 0: an old
  *                     kernel, GLIBC_TUNABLES=glibc.pthread.rseq=0, valgrind, qemu-user); or the
  *                     calling thread's area says it is not registered; or membarrier's rseq fence
- *                     could not be registered; or SWF_PERCPU=0 asks for the per-thread mode;
+ *                     could not be registered; or SWF_PERCPU asks for the per-thread mode (0,
+ *                     off, no, false);
  *   SWFI_RSEQ_MM_CID  slots indexed by the area's mm_cid (Linux 6.3: a dense per-process id below
  *                     the number of threads running at once, so a process allowed 2 CPUs uses 2
  *                     slots), when the kernel's rseq feature size (getauxval(AT_RSEQ_FEATURE_SIZE))
- *                     is at least 28, unless SWF_PERCPU=cpu_id (the default: SWF_PERCPU unset,
- *                     or any value but 0 and cpu_id, gets either where the system has rseq);
+ *                     is at least 28, unless SWF_PERCPU=cpu_id (the default, SWF_PERCPU unset or
+ *                     empty, and SWF_PERCPU=1, on, yes or true get either where the system has
+ *                     rseq; an unknown value gets one line on stderr and the default);
  *   SWFI_RSEQ_CPU_ID  slots indexed by the area's cpu_id otherwise.
  * Either index is below swfi_rseq_slots(), the possible CPUs (/sys/devices/system/cpu/possible).
  *
@@ -54,6 +56,10 @@ enum swfi_rseq_mode {
 
 /* The mode, decided at the first call (which may register membarrier: blocking, once). */
 enum swfi_rseq_mode swfi_rseq_mode(void);
+
+/* Why the process has that mode: what asked for it and what the system has (one sentence,
+ * swf_cache_percpu_reason's). Decides the mode if it is not decided yet. */
+const char *swfi_rseq_mode_why(void);
 
 /* Slots a per-CPU array needs: the possible CPUs (at least 1). */
 uint32_t swfi_rseq_slots(void);

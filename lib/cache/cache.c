@@ -728,3 +728,8 @@ int swf_cache_percpu(void)
 {
     return (int)swfi_rseq_mode();
 }
+
+const char *swf_cache_percpu_reason(void)
+{
+    return swfi_rseq_mode_why();
+}

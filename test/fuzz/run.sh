@@ -5,7 +5,10 @@
 #      -fsanitize=fuzzer,address,undefined into OUTDIR (the harness needs clang; the
 #      library's own builds use the default compiler);
 #   2. replay every input of the committed seed corpus (test/fuzz/corpus/);
-#   3. replay every regression input (test/fuzz/regressions/): inputs that once failed;
+#   3. replay every regression input (test/fuzz/regressions/): inputs that once failed; then the
+#      seed and regression inputs again with SWF_FUZZ_MIGRATE=1 (the harness moves its thread to
+#      another CPU before every operation, as a loaded machine may; the harness keeps its process
+#      on one CPU, so the model stays exact), in the default per-CPU mode and with cpu_id;
 #   4. replay the inputs that show known library bugs (test/fuzz/known-bugs/) in strict mode -
 #      only when SWF_FUZZ_KNOWN_BUGS=1, since they fail until those bugs are fixed; skipped
 #      otherwise;
@@ -88,6 +91,10 @@ fi
 shopt -s nullglob
 replay "seed corpus" "" "$src"/test/fuzz/corpus/*
 replay "regression" "" "$src"/test/fuzz/regressions/*.bin
+replay "migrated seed and regression" "SWF_FUZZ_MIGRATE=1" \
+  "$src"/test/fuzz/corpus/* "$src"/test/fuzz/regressions/*.bin
+replay "migrated cpu_id-mode regression" "SWF_FUZZ_MIGRATE=1 SWF_PERCPU=cpu_id" \
+  "$src"/test/fuzz/regressions/*.bin
 known=("$src"/test/fuzz/known-bugs/*.bin)
 if [ "${SWF_FUZZ_KNOWN_BUGS:-0}" = 1 ]; then
   replay "known-bug" "SWF_FUZZ_STRICT_PARSE=1" "${known[@]}"
