@@ -39,29 +39,68 @@ static long membarrier(int cmd, unsigned int flags, int cpu)
     return syscall(__NR_membarrier, cmd, flags, cpu);
 }
 
-/* The possible CPUs: one more than the highest number in /sys/devices/system/cpu/possible
- * ("0-63", "0,2-5"), else sysconf's configured count. */
-static uint32_t read_possible_cpus(void)
+/* One decimal number at *p, advancing *p past it; false when there is none or it exceeds
+ * UINT32_MAX. No sign: in a CPU list a dash separates a range's ends. */
+static bool cpu_number(const char **p, uint32_t *out)
 {
-    long n = 0;
-    FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+    uint64_t v = 0;
+    const char *s = *p;
+    if (*s < '0' || *s > '9')
+        return false;
+    for (; *s >= '0' && *s <= '9'; s++)
+        if ((v = v * 10 + (uint64_t)(*s - '0')) > UINT32_MAX)
+            return false;
+    *p = s;
+    *out = (uint32_t)v;
+    return true;
+}
+
+uint32_t swfi_cpu_list_max(const char *list)
+{
+    uint32_t max = 0;
+    const char *p = list;
+    for (;;) {
+        uint32_t lo, hi;
+        if (!cpu_number(&p, &lo))
+            return 0;
+        hi = lo;
+        if (*p == '-') {
+            p++;
+            if (!cpu_number(&p, &hi) || hi < lo)
+                return 0;
+        }
+        if (hi == UINT32_MAX) /* no count fits */
+            return 0;
+        if (hi + 1 > max)
+            max = hi + 1;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    return *p == '\0' || (*p == '\n' && p[1] == '\0') ? max : 0;
+}
+
+uint32_t swfi_cpu_list_file_max(const char *path)
+{
+    uint32_t max = 0;
+    FILE *f = fopen(path, "re");
     if (f != NULL) {
-        char buf[256];
-        if (fgets(buf, sizeof(buf), f) != NULL) {
-            for (char *p = buf; *p != '\0';) {
-                char *end;
-                long v = strtol(p, &end, 10);
-                if (end == p) {
-                    p++;
-                    continue;
-                }
-                if (v + 1 > n)
-                    n = v + 1;
-                p = end;
-            }
+        char buf[4096];
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        if (n > 0 && n < sizeof(buf) - 1 && !ferror(f)) { /* a longer list: not trusted */
+            buf[n] = '\0';
+            max = swfi_cpu_list_max(buf);
         }
         fclose(f);
     }
+    return max;
+}
+
+/* The possible CPUs: one more than the highest number in /sys/devices/system/cpu/possible
+ * ("0-63", "0,2-5"), or sysconf's configured count where that is more. */
+static uint32_t read_possible_cpus(void)
+{
+    long n = swfi_cpu_list_file_max("/sys/devices/system/cpu/possible");
     long conf = sysconf(_SC_NPROCESSORS_CONF);
     if (conf > n)
         n = conf;

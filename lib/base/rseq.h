@@ -58,6 +58,12 @@ enum swfi_rseq_mode swfi_rseq_mode(void);
 /* Slots a per-CPU array needs: the possible CPUs (at least 1). */
 uint32_t swfi_rseq_slots(void);
 
+/* The highest CPU number in a CPU list (the kernel's format: "0-63", "0,2-5,7", with or without a
+ * final newline) plus 1; 0 when the list is empty or malformed. And the same for the list a file
+ * holds (0 too when it cannot be read). */
+uint32_t swfi_cpu_list_max(const char *list);
+uint32_t swfi_cpu_list_file_max(const char *path);
+
 /* Aborts counted on the calling thread (its sequences started again after an abort). */
 uint64_t swfi_rseq_aborts(void);
 
