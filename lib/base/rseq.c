@@ -139,23 +139,13 @@ static enum swfi_rseq_mode decide(void)
 }
 #endif
 
-#ifdef SWF_RSEQ
-static void fork_child(void)
-{
-    /* The child's address space is new: its fence needs a registration of its own. Should it
-     * fail, lock_slots falls back on the plain fence (below). */
-    if (mode_chosen != SWFI_RSEQ_OFF)
-        (void)membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0);
-}
-#endif
-
+/* The registration for the rseq fence (decide) belongs to the address space, which a child of
+ * fork inherits: the child's fence works without one of its own. */
 static void choose(void)
 {
     possible_cpus = read_possible_cpus();
 #ifdef SWF_RSEQ
     mode_chosen = decide();
-    if (mode_chosen != SWFI_RSEQ_OFF)
-        pthread_atfork(NULL, NULL, fork_child);
 #endif
 }
 
@@ -180,17 +170,17 @@ uint64_t swfi_rseq_aborts(void)
 #endif
 }
 
-/* Abort every sequence in flight in this process. The registered rseq fence; if it fails (a
- * child of fork whose registration failed), MEMBARRIER_CMD_GLOBAL's grace period, which also
- * waits for every CPU to pass through the kernel (a context switch or return to user space
- * aborts any sequence it interrupts). */
-static void fence(void)
+/* Abort every sequence in flight in this process: the rseq fence registered when the mode was
+ * chosen. false when the kernel refuses it (a seccomp filter installed since, or no memory):
+ * nothing else aborts a sequence that runs on (MEMBARRIER_CMD_GLOBAL waits for every CPU to pass
+ * through the kernel, and a timer interrupt's return to the thread does not abort its sequence),
+ * so the caller must not touch what the slots hold. */
+static bool fence(void)
 {
-    if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) != 0)
-        (void)membarrier(MEMBARRIER_CMD_GLOBAL, 0, 0);
+    return membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0;
 }
 
-void swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n)
+bool swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n)
 {
     for (;;) {
         for (uint32_t i = 0; i < n; i++) {
@@ -200,7 +190,14 @@ void swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n)
                                                 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
                 ;
         }
-        fence();
+        if (!fence()) {
+            /* Unlock what is still ours (a swap that committed meanwhile stored a word without
+             * the bit, which stays): the sequences in flight commit into magazines that are
+             * still in their slots. */
+            for (uint32_t i = 0; i < n; i++)
+                __atomic_fetch_and(&slots[i], ~SWFI_RSEQ_LOCKED, __ATOMIC_RELEASE);
+            return false;
+        }
         /* A sequence that committed between our compare-and-swap and the fence stored a word
          * without the bit: lock that slot again. After a fence with every bit still set, no
          * sequence that loaded an unlocked word can commit. */
@@ -208,7 +205,7 @@ void swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n)
         for (uint32_t i = 0; i < n; i++)
             all &= (__atomic_load_n(&slots[i], __ATOMIC_ACQUIRE) & SWFI_RSEQ_LOCKED) != 0;
         if (all)
-            return;
+            return true;
     }
 }
 
