@@ -208,7 +208,7 @@ int main(int argc, char **argv)
         skip("seccomp filters are the emulator's, not the program's, there");
         return tap_done();
     }
-#ifdef SWF_RSEQ_DELAY
+#if defined(SWF_RSEQ_DELAY) && defined(SWF_RSEQ) /* the sequences are built (not under TSan) */
     swfi_rseq_delay_ = 2000; /* inside every sequence: the drains land while one is in flight */
 #endif
     long online = sysconf(_SC_NPROCESSORS_ONLN);
