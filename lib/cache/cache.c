@@ -481,7 +481,7 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     struct swf_tstate *ts = swfi_tstate_bind_locked(c);
     swfi_pools_replenish(c);
     uint64_t have = reachable_objects(c, ts);
-    const char *refused = NULL; /* then the rest is mapped, as far as the limit allows */
+    const char *refused = NULL; /* the drain was refused: the rest is mapped instead */
     if (have < n && c->pcpu && swfi_pcpu_drain(c, &refused) > 0) /* every CPU's, to the depot */
         have = reachable_objects(c, ts);
     if (have < n && ((err = swfi_map_check(c, (size_t)(n - have))) != 0 ||
