@@ -40,29 +40,68 @@ static long membarrier(int cmd, unsigned int flags, int cpu)
     return syscall(__NR_membarrier, cmd, flags, cpu);
 }
 
-/* The possible CPUs: one more than the highest number in /sys/devices/system/cpu/possible
- * ("0-63", "0,2-5"), else sysconf's configured count. */
-static uint32_t read_possible_cpus(void)
+/* One decimal number at *p, advancing *p past it; false when there is none or it exceeds
+ * UINT32_MAX. No sign: in a CPU list a dash separates a range's ends. */
+static bool cpu_number(const char **p, uint32_t *out)
 {
-    long n = 0;
-    FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+    uint64_t v = 0;
+    const char *s = *p;
+    if (*s < '0' || *s > '9')
+        return false;
+    for (; *s >= '0' && *s <= '9'; s++)
+        if ((v = v * 10 + (uint64_t)(*s - '0')) > UINT32_MAX)
+            return false;
+    *p = s;
+    *out = (uint32_t)v;
+    return true;
+}
+
+uint32_t swfi_cpu_list_max(const char *list)
+{
+    uint32_t max = 0;
+    const char *p = list;
+    for (;;) {
+        uint32_t lo, hi;
+        if (!cpu_number(&p, &lo))
+            return 0;
+        hi = lo;
+        if (*p == '-') {
+            p++;
+            if (!cpu_number(&p, &hi) || hi < lo)
+                return 0;
+        }
+        if (hi == UINT32_MAX) /* no count fits */
+            return 0;
+        if (hi + 1 > max)
+            max = hi + 1;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    return *p == '\0' || (*p == '\n' && p[1] == '\0') ? max : 0;
+}
+
+uint32_t swfi_cpu_list_file_max(const char *path)
+{
+    uint32_t max = 0;
+    FILE *f = fopen(path, "re");
     if (f != NULL) {
-        char buf[256];
-        if (fgets(buf, sizeof(buf), f) != NULL) {
-            for (char *p = buf; *p != '\0';) {
-                char *end;
-                long v = strtol(p, &end, 10);
-                if (end == p) {
-                    p++;
-                    continue;
-                }
-                if (v + 1 > n)
-                    n = v + 1;
-                p = end;
-            }
+        char buf[4096];
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        if (n > 0 && n < sizeof(buf) - 1 && !ferror(f)) { /* a longer list: not trusted */
+            buf[n] = '\0';
+            max = swfi_cpu_list_max(buf);
         }
         fclose(f);
     }
+    return max;
+}
+
+/* The possible CPUs: one more than the highest number in /sys/devices/system/cpu/possible
+ * ("0-63", "0,2-5"), or sysconf's configured count where that is more. */
+static uint32_t read_possible_cpus(void)
+{
+    long n = swfi_cpu_list_file_max("/sys/devices/system/cpu/possible");
     long conf = sysconf(_SC_NPROCESSORS_CONF);
     if (conf > n)
         n = conf;
@@ -176,24 +215,12 @@ static enum swfi_rseq_mode decide(void)
     return mode;
 }
 
-#ifdef SWF_RSEQ
-static void fork_child(void)
-{
-    /* The child's address space is new: its fence needs a registration of its own. Should it
-     * fail, lock_slots falls back on the plain fence (below). */
-    if (mode_chosen != SWFI_RSEQ_OFF)
-        (void)membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0);
-}
-#endif
-
+/* The registration for the rseq fence (decide) belongs to the address space, which a child of
+ * fork inherits: the child's fence works without one of its own. */
 static void choose(void)
 {
     possible_cpus = read_possible_cpus();
     mode_chosen = decide();
-#ifdef SWF_RSEQ
-    if (mode_chosen != SWFI_RSEQ_OFF)
-        pthread_atfork(NULL, NULL, fork_child);
-#endif
 }
 
 enum swfi_rseq_mode swfi_rseq_mode(void)
@@ -223,17 +250,17 @@ uint64_t swfi_rseq_aborts(void)
 #endif
 }
 
-/* Abort every sequence in flight in this process. The registered rseq fence; if it fails (a
- * child of fork whose registration failed), MEMBARRIER_CMD_GLOBAL's grace period, which also
- * waits for every CPU to pass through the kernel (a context switch or return to user space
- * aborts any sequence it interrupts). */
-static void fence(void)
+/* Abort every sequence in flight in this process: the rseq fence registered when the mode was
+ * chosen. false when the kernel refuses it (a seccomp filter installed since, or no memory):
+ * nothing else aborts a sequence that runs on (MEMBARRIER_CMD_GLOBAL waits for every CPU to pass
+ * through the kernel, and a timer interrupt's return to the thread does not abort its sequence),
+ * so the caller must not touch what the slots hold. */
+static bool fence(void)
 {
-    if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) != 0)
-        (void)membarrier(MEMBARRIER_CMD_GLOBAL, 0, 0);
+    return membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0;
 }
 
-void swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n)
+bool swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n)
 {
     for (;;) {
         for (uint32_t i = 0; i < n; i++) {
@@ -243,7 +270,14 @@ void swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n)
                                                 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
                 ;
         }
-        fence();
+        if (!fence()) {
+            /* Unlock what is still ours (a swap that committed meanwhile stored a word without
+             * the bit, which stays): the sequences in flight commit into magazines that are
+             * still in their slots. */
+            for (uint32_t i = 0; i < n; i++)
+                __atomic_fetch_and(&slots[i], ~SWFI_RSEQ_LOCKED, __ATOMIC_RELEASE);
+            return false;
+        }
         /* A sequence that committed between our compare-and-swap and the fence stored a word
          * without the bit: lock that slot again. After a fence with every bit still set, no
          * sequence that loaded an unlocked word can commit. */
@@ -251,7 +285,7 @@ void swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n)
         for (uint32_t i = 0; i < n; i++)
             all &= (__atomic_load_n(&slots[i], __ATOMIC_ACQUIRE) & SWFI_RSEQ_LOCKED) != 0;
         if (all)
-            return;
+            return true;
     }
 }
 

@@ -28,6 +28,8 @@
  * Reaching another CPU's slot (swfi_rseq_lock_slots): set its lock bit with a compare-and-swap,
  * then membarrier's rseq fence aborts every sequence in flight; a sequence that committed a new
  * word before the fence cleared the bit, which the locker sees when it reads the slot again.
+ * Nothing else can stand in for the fence: where the kernel refuses it (a seccomp filter
+ * installed after the mode was chosen), the locker unlocks and leaves the magazines in place.
  */
 #ifndef SWF_LIB_RSEQ_H
 #define SWF_LIB_RSEQ_H
@@ -64,12 +66,21 @@ const char *swfi_rseq_mode_why(void);
 /* Slots a per-CPU array needs: the possible CPUs (at least 1). */
 uint32_t swfi_rseq_slots(void);
 
+/* The highest CPU number in a CPU list (the kernel's format: "0-63", "0,2-5,7", with or without a
+ * final newline) plus 1; 0 when the list is empty or malformed. And the same for the list a file
+ * holds (0 too when it cannot be read). */
+uint32_t swfi_cpu_list_max(const char *list);
+uint32_t swfi_cpu_list_file_max(const char *path);
+
 /* Aborts counted on the calling thread (its sequences started again after an abort). */
 uint64_t swfi_rseq_aborts(void);
 
-/* Lock slots[i] (i < n) for this thread, whatever their contents: on return each has the lock
- * bit, and no sequence that saw the slot unlocked can still commit. Blocking (membarrier). */
-void swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n);
+/* Lock slots[i] (i < n) for this thread, whatever their contents: true when each has the lock
+ * bit and no sequence that saw the slot unlocked can still commit; false, every slot unlocked
+ * again and nothing else changed, when the kernel refused the rseq fence (a seccomp filter
+ * installed after the mode was chosen): the caller must then leave the slots' magazines alone.
+ * Blocking (membarrier). */
+bool swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n);
 
 /* The descriptors of every sequence in this object ([*begin, *end)), for the static check. */
 struct swfi_rseq_cs {

@@ -61,6 +61,7 @@
 
 #include <ck_epoch.h>
 
+#include "base/rseq.h" /* before cache.h: a SWF_RSEQ_DELAY build's delay reaches its sequences */
 #include "sweepfill/cache.h"
 
 #include "base/atomic.h"
@@ -68,7 +69,6 @@
 #include "cache/users.h"
 #include "base/istack.h"
 #include "base/owner.h"
-#include "base/rseq.h"
 #include "base/util.h"
 
 #define MAG_CAP         SWF_CACHE_MAGAZINE
@@ -449,8 +449,9 @@ uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn);
 bool swfi_pcpu_holds(struct swf_cache *c, const void *obj);
 
 /* Move every CPU's objects to the depot (refill_lock held; blocking: membarrier). Returns how
- * many objects moved. */
-uint64_t swfi_pcpu_drain(struct swf_cache *c);
+ * many objects moved; 0 when the kernel refused the fence, every magazine left in its slot, with
+ * *refused set to the reason an ENOMEM that follows gives. */
+uint64_t swfi_pcpu_drain(struct swf_cache *c, const char **refused);
 
 /* ---- chunk.c ---------------------------------------------------------------------------------
  */
