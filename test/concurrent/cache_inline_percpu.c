@@ -1,8 +1,8 @@
 /*
- * test/cache_inline_percpu.c - cache.h's inline path in the per-CPU mode: it pops and pushes the
- * CPU's magazine itself, each sequence clears the thread's rseq_cs when it ends (what lets an
- * object that calls the inline path be dlclosed), and the counts stay exact while threads are
- * preempted and migrated inside the sequences.
+ * test/concurrent/cache_inline_percpu.c - cache.h's inline path in the per-CPU mode: it pops and
+ * pushes the CPU's magazine itself, each sequence clears the thread's rseq_cs when it ends (what
+ * lets an object that calls the inline path be dlclosed), and the counts stay exact while threads
+ * are preempted and migrated inside the sequences.
  *
  * This program defines swf_cache_alloc and swf_cache_free itself, counting the calls the inline
  * path makes to the library and passing them on (dlsym(RTLD_NEXT)); the library's own calls do
