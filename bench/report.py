@@ -33,8 +33,8 @@ import statistics
 import sys
 
 import report_limits
-from reportlib import (STANDARD_KEYS, fmt_count, fmt_num, load_runs, md_table,  # noqa: F401
-                       median_of, merge_runs, ns_per_iteration, run_name, size_text, write)
+from reportlib import (STANDARD_KEYS, fmt_count, fmt_num, load_runs, md_table,
+                       median_of, merge_runs, ns_per_iteration, size_text, write)
 
 # ---- the alloc family ---------------------------------------------------------------------------
 

@@ -13,6 +13,9 @@
  *   freecheck.c the process-wide map from address to chunk (the always-on check of every
  *               free), the free mark's double-free check, and the full checks' states
  *   deferred.c  frees after an epoch grace period
+ *   percpu.c    the per-CPU mode's magazines: one per CPU in the slot array, moved by rseq
+ *   validate.c  the full checks' recount of the conservation equations below
+ *   failslab.c  failure injection (failslab.h)
  *
  * Where a free object can be, and who may touch it there:
  *   1. in a magazine loaded in a thread state (ts->loaded, ts->prev): only the thread bound to

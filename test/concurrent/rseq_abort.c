@@ -1,5 +1,6 @@
 /*
- * test/rseq_abort.c - the per-CPU sequences aborted on purpose, and nothing lost or duplicated.
+ * test/concurrent/rseq_abort.c - the per-CPU sequences aborted on purpose, and nothing lost or
+ * duplicated.
  *
  * Built with SWF_RSEQ_DELAY: every sequence spins inside its critical section, so preemption,
  * migration and signals land there. More workers than CPUs pop objects from and push them on

@@ -51,6 +51,7 @@ replay() { # label, env assignment or "", files...
   fi
   local bad=0 f
   for f in "$@"; do
+    # shellcheck disable=SC2086 # $env is a list of NAME=VALUE words
     if ! env $env "$out/fuzz_api" "$f" >"$out/replay.log" 2>&1; then
       bad=$((bad + 1))
       echo "# $label input $(basename "$f") fails:"
@@ -68,6 +69,7 @@ replay() { # label, env assignment or "", files...
 # 1. Build. The ignore list only keeps coverage callbacks out of cache_free_memory's loop over
 # the debug build's address map (65,536 entries per destroyed cache), which halves the rate.
 echo "fun:cache_free_memory" >"$out/coverage-ignore.txt"
+# shellcheck disable=SC2054 # the commas are -fsanitize's own
 build=("$cc" -g -O1 -std=c11 -Wall -Wextra -D_GNU_SOURCE
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   "-fsanitize-coverage-ignorelist=$out/coverage-ignore.txt"
@@ -107,7 +109,7 @@ fi
 rm -rf "$out/corpus" "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-*
 mkdir -p "$out/corpus"
 cp "$src"/test/fuzz/corpus/* "$out/corpus/"
-start=$(ls "$out/corpus" | wc -l)
+start=$(find "$out/corpus" -type f | wc -l)
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_context_size=0" \
   "$out/fuzz_api" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="$out/" "$out/corpus" >"$out/fuzz.log" 2>&1
@@ -116,7 +118,7 @@ execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$out/fuzz.l
 rate=$(sed -nE 's/^stat::average_exec_per_sec: *([0-9]+)/\1/p' "$out/fuzz.log")
 rss=$(sed -nE 's/^stat::peak_rss_mb: *([0-9]+)/\1/p' "$out/fuzz.log")
 cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$out/fuzz.log" | tail -1)
-end=$(ls "$out/corpus" | wc -l)
+end=$(find "$out/corpus" -type f | wc -l)
 artifacts=("$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-*)
 artifact=${artifacts[0]:-}
 if [ $rc -eq 0 ] && [ -z "$artifact" ]; then

@@ -1,5 +1,5 @@
 /*
- * test/rseq_static.c - every restartable sequence's descriptor, read back from the binary: the
+ * test/unit/rseq_static.c - every restartable sequence's descriptor, read back from the binary: the
  * layout the kernel requires (version 0, flags 0, a non-empty section, the abort handler
  * outside it) and glibc's signature in the 4 bytes before the abort handler. It reads code,
  * never runs a sequence, so it covers the architecture built even where rseq is not registered
