@@ -73,7 +73,7 @@ static uint32_t read_possible_cpus(void)
 #ifdef SWF_RSEQ
 /* SWF_PERCPU: "0", the per-thread mode; "cpu_id", per-CPU magazines indexed by cpu_id; unset,
  * empty or anything else, per-CPU magazines by the best index the system has (the default: a
- * preempted thread then holds nothing, bench/README.md measures what that costs). */
+ * preempted thread then holds nothing, bench/RESULTS.md measures what that costs). */
 static enum swfi_rseq_mode decide(void)
 {
     const char *env = getenv("SWF_PERCPU");
