@@ -17,7 +17,7 @@
 # 2 cores. Do not run it under nice or beside other work if the figures are to mean anything.
 set -u -o pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build_dir= out= flags=()
+build_dir='' out='' flags=()
 for arg in "$@"; do
   case $arg in
   --quick) flags+=(--smoke --n=100k) ;;
