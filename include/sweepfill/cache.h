@@ -118,7 +118,7 @@
  * rounded up to whole pages (swf_huge_pages). A cache of 64-byte objects keeps about 29 KiB
  * resident after its first allocation (one page of objects among it), and 30 KiB while 8 threads
  * that made one allocation each are bound to it; 20 and 21 KiB in the per-CPU mode with 2
- * possible CPUs (bench/README.md, footprint). Each thread bound to a cache costs that cache a
+ * possible CPUs (bench/RESULTS.md, footprint). Each thread bound to a cache costs that cache a
  * thread state and two magazines (1,184 bytes), and costs the thread 40 bytes of binding table per
  * handle (above). In the per-CPU mode the first use makes, instead of shared pairs, an 8-byte
  * slot, 64 bytes of counters and one magazine (528 bytes) per possible CPU, and a thread bound to
@@ -228,7 +228,7 @@ enum swf_huge_pages {
  * racing with swf_cache_set_failslab uses the old or the new settings, each whole. While
  * injection is on, every NOWAIT call takes the library's slow path (a prepared thread numbers
  * its calls with plain stores; the others share an atomic counter): a cost paid only under
- * injection (bench/README.md, fault family).
+ * injection (bench/RESULTS.md, nowait_failures).
  */
 struct swf_failslab {
     unsigned int probability; /* percent, 0 .. 100 */
@@ -321,7 +321,7 @@ SWF_API void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
  * Misuse aborts, printing one line to stderr that names the function, the pointer and the cache
  * ("sweepfill: swf_cache_free: 0x... was not allocated from cache 'name' (...)", "sweepfill:
  * swf_cache_free: double free of 0x... (cache 'name')") before the object goes anywhere. Always,
- * in every build, at a cost of a few instructions (bench/README.md):
+ * in every build, at a cost of a few instructions (bench/RESULTS.md):
  *   - obj not the start of an object of c: from malloc, into an object, or another cache's
  *     object, of any size (found in O(1) from the address: a process-wide map of the chunks);
  *   - a second free of an object that is still in the magazines of the thread state the free
@@ -456,7 +456,7 @@ SWF_CXX_SHADOW_ON_
  * number, and SWF_PERCPU=0, off, no or false for per-thread magazines (in any case; sweepfill(7),
  * ENVIRONMENT); any other value prints one line on stderr and gets the default, and a per-CPU
  * mode asked for where the system lacks it prints one line and gets per-thread magazines
- * (bench/README.md measures what each mode costs). swf_cache_percpu_reason says why.
+ * (bench/RESULTS.md measures what each mode costs). swf_cache_percpu_reason says why.
  * Concurrency: any thread, any time; concurrent first calls agree (the decision is taken once,
  * under pthread_once, which also orders it before every later call's read). Progress: blocking
  * at the first call (it may register the process for membarrier's rseq fence), then wait-free

@@ -44,7 +44,7 @@
  * member that still holds an object.
  *
  * Cost: while off, swf_feature_added is inline: a compiler barrier, one relaxed load and a branch
- * (bench/README.md, generic family). While on: a call, an increment and a decrement of a
+ * (bench/RESULTS.md, sweep_overhead). While on: a call, an increment and a decrement of a
  * per-thread-stripe counter, one NOWAIT allocation, init, and a compare-and-swap.
  *
  * Memory ordering (the argument: docs/design.md, 'Activation: fences A and B' and 'Deactivation:
