@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# bench/compare_test.sh - bench/compare on two made-up Google Benchmark JSON files, one twice as
-# slow as the other: compare.py must report a time change of +1.0000 for the slower run. TAP;
-# skipped, with the reason, where compare.py or scipy is not installed (bench/compare installs
-# them; a test does not); under CI=true (test/run installs them) that fails instead.
+# bench/compare_test.sh - bench/run --compare on two made-up Google Benchmark JSON files, one
+# twice as slow as the other: compare.py must report a time change of +1.0000 for the slower run.
+# TAP; skipped, with the reason, where compare.py or scipy is not installed (bench/run --compare
+# installs them; a test does not); under CI=true (test/run installs them) that fails instead.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 if [ ! -f /usr/share/benchmark/compare.py ] || ! /usr/bin/python3 -c 'import scipy' 2>/dev/null; then
   why="Google Benchmark's compare.py needs libbenchmark-tools and python3-scipy"
   if [ "${CI:-}" = true ]; then
-    echo "not ok 1 - bench/compare of two JSON files: $why (CI=true)"
+    echo "not ok 1 - bench/run --compare of two JSON files: $why (CI=true)"
     echo "1..1"
     exit 1
   fi
-  echo "ok 1 - bench/compare of two JSON files # SKIP $why"
+  echo "ok 1 - bench/run --compare of two JSON files # SKIP $why"
   echo "1..1"
   exit 0
 fi
@@ -28,9 +28,14 @@ for t in 10 20; do
  "time_unit": "ms"}]}
 JSON
 done
-out=$("$here/compare" "$tmp/run10.json" "$tmp/run20.json" 2>&1)
+out=$("$here/run" --compare "$tmp/run10.json" "$tmp/run20.json" 2>&1)
 r=$?
 printf '%s\n' "$out" | sed 's/^/# /'
-[ $r = 0 ] && grep -Eq '^seed/resume/size:64/n:10000/manual_time +\+1\.0000 +\+1\.0000' <<<"$out"
-if [ $? = 0 ]; then echo "ok 1 - bench/compare reports B at twice A's time as +1.0000"; else echo "not ok 1 - bench/compare reports B at twice A's time as +1.0000"; fi
+what="bench/run --compare reports B at twice A's time as +1.0000"
+if [ $r = 0 ] &&
+  grep -Eq '^seed/resume/size:64/n:10000/manual_time +\+1\.0000 +\+1\.0000' <<<"$out"; then
+  echo "ok 1 - $what"
+else
+  echo "not ok 1 - $what"
+fi
 echo "1..1"

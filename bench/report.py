@@ -11,13 +11,14 @@ Standard library only. Usable as a module (the functions below) and as a command
         the seed and floor families (bench_seed): the seed table per object size (N, algorithm,
         passes, visits, seconds, ns/member, ÷ baseline), the floors, the speedup of RESUME over
         BATCH_RESTART per N, and sweepfill's goals with the figures measured against them.
-    bench/report.py fault|generic|sections FILE.json... [--md OUT.md]
+    bench/report.py nowait_failures|sweep_overhead|section_bounds FILE.json... [--md OUT.md]
         that family's table and summary lines.
     bench/report.py table FILE.json... [--md OUT.md]
         every run of any family: name, label, time per iteration, iterations, counters.
-    bench/report.py ready|peer|threads FILE.json... [--md OUT.md]
+    bench/report.py ready|urcu_peer|many_threads FILE.json... [--md OUT.md]
     bench/report.py sidebyside BEFORE.json AFTER.json [--filter RE] [--metrics ...]
-        the ready, peer and threads families, and two runs side by side: see report_limits.py.
+        the ready, urcu_peer and many_threads families, and two runs side by side: see
+        report_limits.py.
 
 Without --md the Markdown goes to stdout.
 
@@ -33,8 +34,8 @@ import statistics
 import sys
 
 import report_limits
-from reportlib import (STANDARD_KEYS, fmt_count, fmt_num, load_runs, md_table,  # noqa: F401
-                       median_of, merge_runs, ns_per_iteration, run_name, size_text, write)
+from reportlib import (STANDARD_KEYS, fmt_count, fmt_num, load_runs, md_table,
+                       median_of, merge_runs, ns_per_iteration, size_text, write)
 
 # ---- the alloc family ---------------------------------------------------------------------------
 
@@ -194,7 +195,7 @@ def _restart_like_resume(results, size, ns):
             "both sweeps start with N + 32 objects ready in the cache, so no NOWAIT allocation "
             "failed, and the two differ only in what they do after one fails (RESTART walks again "
             "from the head, RESUME refills and goes on from its pinned cursor), so a difference "
-            "in their seconds here is not that recovery. The fault family (`bench_fault`) "
+            "in their seconds here is not that recovery. The nowait_failures family (`bench_nowait_failures`) "
             "injects NOWAIT failures to show it: `bench/run` prints its passes and visits at "
             "100 % failure.")
 
@@ -385,15 +386,15 @@ def seed_targets(results):
     return lines
 
 
-# ---- the fault, generic and sections families ---------------------------------------------------
+# ---- the nowait_failures, sweep_overhead and section_bounds families -----------------------------
 
-_FAULT_RE = re.compile(r"^fault/(restart|resume)/fail:(\d+)/n:(\d+)(?:/.*)?$")
-_GENERIC_RE = re.compile(r"^generic/(hand|macro|ops_table)/order:(\d+)/n:(\d+)(?:/.*)?$")
-_SECTIONS_RE = re.compile(r"^sections/(activate|alone)/bound:(\d+)/n:(\d+)(?:/.*)?$")
-_GENERIC_LISTS_RE = re.compile(r"^generic/(tailq|cds)_(hand|macro)/order:(\d+)/n:(\d+)(?:/.*)?$")
+_FAULT_RE = re.compile(r"^nowait_failures/(restart|resume)/fail:(\d+)/n:(\d+)(?:/.*)?$")
+_GENERIC_RE = re.compile(r"^sweep_overhead/(hand|macro|ops_table)/order:(\d+)/n:(\d+)(?:/.*)?$")
+_SECTIONS_RE = re.compile(r"^section_bounds/(activate|alone)/bound:(\d+)/n:(\d+)(?:/.*)?$")
+_GENERIC_LISTS_RE = re.compile(r"^sweep_overhead/(tailq|cds)_(hand|macro)/order:(\d+)/n:(\d+)(?:/.*)?$")
 _SECTIONS_LOCK_RE = re.compile(
-    r"^sections/tailq_(rwlock_wpref|rwlock|mutex)/bound:(\d+)/n:(\d+)(?:/.*)?$")
-_GENERIC_PAIR_RE = re.compile(r"^generic/(ck|tailq|cds)_pair/order:(\d+)/n:(\d+)(?:/.*)?$")
+    r"^section_bounds/tailq_(rwlock_wpref|rwlock|mutex)/bound:(\d+)/n:(\d+)(?:/.*)?$")
+_GENERIC_PAIR_RE = re.compile(r"^sweep_overhead/(ck|tailq|cds)_pair/order:(\d+)/n:(\d+)(?:/.*)?$")
 _LIST_NAMES = {"ck": "CK_LIST (ck_epoch)", "tailq": "sys TAILQ (rwlock)",
                "cds": "cds_list (urcu-memb)"}
 _LOCK_NAMES = {"rwlock_wpref": "rwlock, writer-preferring", "rwlock": "rwlock, glibc default",
@@ -407,7 +408,7 @@ def _groups(runs, regex):
             yield g, m
 
 
-def fault_markdown(runs):
+def nowait_failures_markdown(runs):
     """RESTART against RESUME under injected NOWAIT failure."""
     rows, by = [], {}
     for g, m in _groups(runs, _FAULT_RE):
@@ -436,7 +437,7 @@ def fault_markdown(runs):
     return text
 
 
-def generic_family_markdown(runs):
+def sweep_overhead_markdown(runs):
     """The hand-written loop, the macro-generated sweep and swf_sweep, per N and order."""
     by = {}
     for g, m in _groups(runs, _GENERIC_RE):
@@ -461,10 +462,10 @@ def generic_family_markdown(runs):
     text = md_table(["N", "order", "hand-written ns/member", "SWF_SWEEP_DEFINE ns/member",
                      "swf_sweep (ops table) ns/member"], rows, "llrrr")
     text += "\n" + "".join(f"- {line}\n" for line in lines)
-    return text + generic_lists_markdown(runs) + generic_pairs_markdown(runs)
+    return text + sweep_overhead_lists_markdown(runs) + sweep_overhead_pairs_markdown(runs)
 
 
-def generic_lists_markdown(runs):
+def sweep_overhead_lists_markdown(runs):
     """The other lists: each list's hand-written loop against SWF_SWEEP_DEFINE on its
     _AUTO adapter."""
     by = {}
@@ -490,7 +491,7 @@ def generic_lists_markdown(runs):
     return text + "\n" + "".join(f"- {line}\n" for line in lines)
 
 
-def generic_pairs_markdown(runs):
+def sweep_overhead_pairs_markdown(runs):
     """Hand loop and generated sweep measured back to back in each iteration: the median ratio."""
     rows, lines = [], []
     for g, m in sorted(_groups(runs, _GENERIC_PAIR_RE),
@@ -516,7 +517,7 @@ def generic_pairs_markdown(runs):
     return text + "\n" + "".join(f"- {line}\n" for line in lines)
 
 
-def sections_markdown(runs):
+def section_bounds_markdown(runs):
     """Activation time and grace-period waits per section bound; the activation alone (no
     thread waiting for grace periods) beside it."""
     by = {}
@@ -546,10 +547,10 @@ def sections_markdown(runs):
                      "longest GP wait ms (median of runs)", "longest GP wait ms (worst run)",
                      "the same, waiter's CPU ms", "preemptions of the sweep",
                      "sections", "longest section (visits)"], rows, "llrrrrrrrr")
-    return text + sections_lock_markdown(runs)
+    return text + section_bounds_lock_markdown(runs)
 
 
-def sections_lock_markdown(runs):
+def section_bounds_lock_markdown(runs):
     """A TAILQ swept under a lock while a writer takes the write side every 100 us: the writer's
     longest wait per lock kind and section bound."""
     rows = []
@@ -616,7 +617,7 @@ def main(argv=None):
     sd = sub.add_parser("seed", help="the seed table, floors, speedups and goals")
     sd.add_argument("files", nargs="+")
     sd.add_argument("--md", help="write the Markdown here (default: stdout)")
-    for fam in ("fault", "generic", "sections"):
+    for fam in ("nowait_failures", "sweep_overhead", "section_bounds"):
         f = sub.add_parser(fam, help=f"the {fam} family's table")
         f.add_argument("files", nargs="+")
         f.add_argument("--md", help="write the Markdown here (default: stdout)")
@@ -636,9 +637,9 @@ def main(argv=None):
             return 1
         ctx = runs[0]["context"] if runs else {}
         write(args.md, seed_markdown(results, ctx.get("max_seconds")))
-    elif args.family in ("fault", "generic", "sections"):
-        fn = {"fault": fault_markdown, "generic": generic_family_markdown,
-              "sections": sections_markdown}[args.family]
+    elif args.family in ("nowait_failures", "sweep_overhead", "section_bounds"):
+        fn = {"nowait_failures": nowait_failures_markdown, "sweep_overhead": sweep_overhead_markdown,
+              "section_bounds": section_bounds_markdown}[args.family]
         write(args.md, fn(runs))
     elif args.family == "alloc":
         results = alloc_results(runs)

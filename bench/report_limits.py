@@ -1,18 +1,18 @@
 """bench/report_limits.py - the Markdown of the families that measure how close sweepfill comes to
-the physical limits (ready, peer, threads), and of two runs side by side, for bench/report.py,
-which imports it and offers each as a subcommand:
+the physical limits (ready, urcu_peer, many_threads), and of two runs side by side, for
+bench/report.py, which imports it and offers each as a subcommand:
 
     bench/report.py ready SEED.json... [--md OUT.md]
-        the memory-preparation floors (floor/ready_* rows of bench_seed): per object size and N,
+        the memory-preparation floors (ready/* rows of bench_seed): per object size and N,
         the ready time of each way of preparing memory, its parts, whether huge pages were used,
         and the cache's ready time divided by each.
-    bench/report.py peer PEER.json... [--md OUT.md]
-        the peer family (bench_peer): a liburcu list filled with malloc in one read-side section
-        against swf_sweep and the registry: activation time, longest grace period, page faults
+    bench/report.py urcu_peer URCU_PEER.json... [--md OUT.md]
+        the urcu_peer family (bench_urcu_peer): a liburcu list filled with malloc in one read-side
+        section against swf_sweep and the registry: activation time, longest grace period, page faults
         inside read-side sections.
-    bench/report.py threads THREADS.json... [--md OUT.md]
-        the threads family (bench_threads): NOWAIT pairs with 2 and 10,000 threads alive, bound
-        and unbound, and the ratio of the two.
+    bench/report.py many_threads MANY_THREADS.json... [--md OUT.md]
+        the many_threads family (bench_many_threads): NOWAIT pairs with 2 and 10,000 threads
+        alive, bound and unbound, and the ratio of the two.
     bench/report.py sidebyside BEFORE.json[,MORE.json] AFTER.json[,MORE.json] [--filter RE]
                     [--metrics time,COUNTER,...] [--labels before,after] [--md OUT.md]
         two runs of any family side by side, with the ratio after/before: the "before/after
@@ -57,7 +57,7 @@ def _groups(runs, regex):
             yield g, m
 
 
-# ---- memory preparation (floor/ready_*) --------------------------------------------------------
+# ---- memory preparation (ready/*) --------------------------------------------------------
 
 READY_METHODS = [
     ("touch", "first touch: mmap, a write per 4 KiB page"),
@@ -68,13 +68,13 @@ READY_METHODS = [
     ("memset", "memset of resident memory (bandwidth floor)"),
     ("cache", "swf_cache_grow(c, N) + N NOWAIT allocations"),
 ]
-_READY_RE = re.compile(r"^floor/ready_(\w+)/size:(\d+)/n:(\d+)(?:/.*)?$")
+_READY_RE = re.compile(r"^ready/(\w+)/size:(\d+)/n:(\d+)(?:/.*)?$")
 _READY_COUNTERS = ("seconds", "prep_s", "write_s", "cpu_s", "ns_per_object", "gib_per_s",
                    "mapped_kb", "anon_huge_kb", "faults", "unsupported")
 
 
 def ready_results(runs):
-    """The floor/ready_* runs as dicts: method, size, n, the medians of _READY_COUNTERS, label,
+    """The ready/* runs as dicts: method, size, n, the medians of _READY_COUNTERS, label,
     count (measurements), error, unsupported (bool)."""
     out = []
     for g, m in _groups(runs, _READY_RE):
@@ -105,7 +105,7 @@ def ready_markdown(runs):
     and the cache row divided by each method; then one line per (size, N) naming the ratios."""
     results = ready_results(runs)
     if not results:
-        return "No floor/ready_* runs.\n"
+        return "No ready/* runs.\n"
     names = dict(READY_METHODS)
     order = {m: i for i, (m, _) in enumerate(READY_METHODS)}
     text = ""
@@ -155,7 +155,7 @@ def ready_markdown(runs):
     return text
 
 
-# ---- the peer family ------------------------------------------------------------------------------
+# ---- the urcu_peer family -------------------------------------------------------------------------
 
 PEER_VARIANTS = [
     ("urcu_malloc", "urcu list + malloc, one read-side section"),
@@ -163,15 +163,15 @@ PEER_VARIANTS = [
     ("swf_resume_b1024", "swf_sweep RESUME, bound 1024 (grow first)"),
     ("registry", "swf_registry_activate (bound 1024)"),
 ]
-_PEER_RE = re.compile(r"^peer/(\w+)/size:(\d+)/n:(\d+)(?:/.*)?$")
+_PEER_RE = re.compile(r"^urcu_peer/(\w+)/size:(\d+)/n:(\d+)(?:/.*)?$")
 _PEER_COUNTERS = ("seconds", "grow_s", "sweep_s", "max_gp_wait_s", "faults_total",
                   "faults_in_sections", "faults_grow", "sections", "longest_section_s",
                   "longest_section", "preemptions", "grace_periods", "cpu_s", "syncer_cpu_s",
                   "syncer")
 
 
-def peer_results(runs):
-    """The peer runs as dicts: variant, size, n, medians of _PEER_COUNTERS, worst_gp (the
+def urcu_peer_results(runs):
+    """The urcu_peer runs as dicts: variant, size, n, medians of _PEER_COUNTERS, worst_gp (the
     largest max_gp_wait_s of the measurements), malloc (the context's peer_malloc), count,
     error."""
     out = []
@@ -194,11 +194,11 @@ def _count_or_na(v):
     return reportlib.fmt_count(round(v))
 
 
-def peer_markdown(runs):
+def urcu_peer_markdown(runs):
     """One table: a row per (N, object size, variant); then a summary line per (N, size)."""
-    results = peer_results(runs)
+    results = urcu_peer_results(runs)
     if not results:
-        return "No peer runs.\n"
+        return "No urcu_peer runs.\n"
     names = dict(PEER_VARIANTS)
     order = {v: i for i, (v, _) in enumerate(PEER_VARIANTS)}
     malloc = next((r["malloc"] for r in results if r["variant"] == "urcu_malloc"), "malloc")
@@ -267,12 +267,12 @@ def peer_markdown(runs):
     return text
 
 
-# ---- the threads family ---------------------------------------------------------------------------
+# ---- the many_threads family ----------------------------------------------------------------------
 
-_THREADS_RE = re.compile(r"^threads/nowait_pair/bound:(\d)/t:(\d+)(?:/.*)?$")
+_THREADS_RE = re.compile(r"^many_threads/nowait_pair/bound:(\d)/t:(\d+)(?:/.*)?$")
 
 
-def threads_markdown(runs):
+def many_threads_markdown(runs):
     """A row per (binding, thread count); then, per binding, the most threads against the
     fewest: wall and CPU time per pair."""
     by = {}
@@ -419,14 +419,14 @@ def sidebyside(before, after, pattern=None, metrics=None, labels=("before", "aft
 
 # ---- command line (called from report.py) -----------------------------------------------------------
 
-FAMILIES = ("ready", "peer", "threads", "sidebyside")
+FAMILIES = ("ready", "urcu_peer", "many_threads", "sidebyside")
 
 
 def add_parsers(sub):
     """Add this module's subcommands to report.py's argparse subparsers."""
-    for fam, what in (("ready", "the memory-preparation floors (bench_seed's floor/ready_*)"),
-                      ("peer", "the peer family: urcu + malloc against sweepfill"),
-                      ("threads", "the threads family: 2 against 10,000 threads")):
+    for fam, what in (("ready", "the memory-preparation floors (bench_seed's ready/*)"),
+                      ("urcu_peer", "the urcu_peer family: urcu + malloc against sweepfill"),
+                      ("many_threads", "the many_threads family: 2 against 10,000 threads")):
         f = sub.add_parser(fam, help=what)
         f.add_argument("files", nargs="+")
         f.add_argument("--md", help="write the Markdown here (default: stdout)")
@@ -448,7 +448,7 @@ def main(args):
         text = sidebyside(args.before, args.after, args.filter, metrics, labels)
     else:
         runs = reportlib.load_runs(args.files)
-        text = {"ready": ready_markdown, "peer": peer_markdown,
-                "threads": threads_markdown}[args.family](runs)
+        text = {"ready": ready_markdown, "urcu_peer": urcu_peer_markdown,
+                "many_threads": many_threads_markdown}[args.family](runs)
     reportlib.write(args.md, text)
     return 0

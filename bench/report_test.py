@@ -4,8 +4,9 @@
 Checks the reading (repetitions, median aggregates, runs repeated across files, errors), the
 alloc table and its summary line, the generic table, the seed table (floors, ÷ baseline and its
 definition, estimated rows, speedups, sweepfill's goals, the note when RESTART and RESUME did the
-same work), and the fault, generic and sections family tables; and bench/plot.py's plots
-(matplotlib): well-formed SVG, one line per series, a legend, an x tick at every N measured and no
+same work), and the nowait_failures, sweep_overhead and section_bounds family tables (also from
+the command line, each subcommand named after its family's source file); and bench/plot.py's
+plots (matplotlib): well-formed SVG, one line per series, a legend, an x tick at every N measured and no
 other, axes fitted to the data, estimates as open markers, a note under the seed plot exactly when
 a line lies below the baseline. Without matplotlib the plot
 points are skipped, with the reason; under CI=true (test/run installs python3-matplotlib) they
@@ -285,21 +286,21 @@ with tempfile.TemporaryDirectory() as d:
     fam = []
     for algo, fail, passes, visits, secs in (("restart", 100, 1563, 39114062, 0.5),
                                               ("resume", 100, 1, 51562, 0.002)):
-        fam.append(seed_run(f"fault/{algo}/fail:{fail}/n:50000", secs, passes=passes,
+        fam.append(seed_run(f"nowait_failures/{algo}/fail:{fail}/n:50000", secs, passes=passes,
                             visits=visits, refills=1562, restarts=1562 if passes > 1 else 0,
                             ns_per_member=secs / 50000 * 1e9))
     for var, ns in (("hand", 3.0), ("macro", 3.9), ("ops_table", 4.8)):
-        fam.append(seed_run(f"generic/{var}/order:0/n:10000", ns * 1e-5, ns_per_member=ns))
+        fam.append(seed_run(f"sweep_overhead/{var}/order:0/n:10000", ns * 1e-5, ns_per_member=ns))
     for var, ns in (("tailq_hand", 3.0), ("tailq_macro", 3.1)):
-        fam.append(seed_run(f"generic/{var}/order:1/n:10000", ns * 1e-5, ns_per_member=ns))
-    fam.append(seed_run("generic/tailq_pair/order:1/n:100000", 0.004, ratio=1.01,
+        fam.append(seed_run(f"sweep_overhead/{var}/order:1/n:10000", ns * 1e-5, ns_per_member=ns))
+    fam.append(seed_run("sweep_overhead/tailq_pair/order:1/n:100000", 0.004, ratio=1.01,
                         hand_ns_per_member=20.0, macro_ns_per_member=20.2, pairs=50))
     for bound, wait in ((0, 0.5), (64, 0.0002)):
-        fam.append(seed_run(f"sections/tailq_rwlock_wpref/bound:{bound}/n:1000000", 0.5,
+        fam.append(seed_run(f"section_bounds/tailq_rwlock_wpref/bound:{bound}/n:1000000", 0.5,
                             ns_per_member=500, max_lock_wait_s=wait, mean_lock_wait_s=wait / 2,
                             writer_locks=10, preemptions=3))
     for var in ("alone", "activate"):
-        fam.append(seed_run(f"sections/{var}/bound:64/n:1000000", 0.1, ns_per_member=100,
+        fam.append(seed_run(f"section_bounds/{var}/bound:64/n:1000000", 0.1, ns_per_member=100,
                             sections=15625, longest_section=64, max_gp_wait_s=0.0002,
                             preemptions=2,
                             max_gp_wait_cpu_s=0.0001, mean_gp_wait_s=0.00002,
@@ -308,25 +309,31 @@ with tempfile.TemporaryDirectory() as d:
     with open(fpath, "w", encoding="utf-8") as f:
         json.dump({"context": {}, "benchmarks": fam}, f)
     runs = report.load_runs([fpath])
-    fmd = report.fault_markdown(runs)
+    fmd = report.nowait_failures_markdown(runs)
     ok("| 100 % | 50,000 | RESTART | 1,563 | 39,114,062 | 1,562 | 1,562 | 500 |" in fmd
        and "RESTART makes 758.6× the visits of RESUME and takes 250.0× its time" in fmd,
-       "the fault table and its comparison line")
-    gmd = report.generic_family_markdown(runs)
+       "the nowait_failures table and its comparison line")
+    gmd = report.sweep_overhead_markdown(runs)
     ok("| 10,000 | in order | 3.00 | 3.90 (1.30×) | 4.80 (1.60×) |" in gmd
        and "1.30× (goal ≤ 1.05×): above the goal" in gmd,
-       "the generic table and its goal line, a miss worded as a measurement")
+       "the sweep_overhead table and its goal line, a miss worded as a measurement")
     ok("| sys TAILQ (rwlock) | 10,000 | shuffled | 3.00 | 3.10 | 1.03× |" in gmd
-       and "1.03× (goal ≤ 1.05×): met" in gmd, "the other lists' generic table and goal line")
+       and "1.03× (goal ≤ 1.05×): met" in gmd, "the other lists' sweep_overhead table and goal line")
     ok("| sys TAILQ (rwlock) | 100,000 | shuffled | 20.0 | 20.2 | 1.010× |" in gmd
        and "back to back: macro against hand-written 1.010× (goal ≤ 1.05×): met" in gmd,
-       "the paired generic table")
-    smd = report.sections_markdown(runs)
+       "the paired sweep_overhead table")
+    smd = report.section_bounds_markdown(runs)
     ok("| rwlock, writer-preferring | 0 (unbounded) | 1,000,000 | 500 | 500 | 500 | 250 | 10 |"
        in smd and "| rwlock, writer-preferring | 64 | 1,000,000 | 500 | 0.200 |" in smd,
-       "the sections table under a lock: the writer's longest wait per bound")
+       "the section_bounds table under a lock: the writer's longest wait per bound")
     ok("| 64 | 1,000,000 | 100 | 100 | 0.200 | 0.200 | 0.100 | 2.0 | 15,625 | 64 |" in smd,
-       "the sections table: activation alone and with a waiter, grace-period waits")
+       "the section_bounds table: activation alone and with a waiter, grace-period waits")
+    # Each family's subcommand is its source file's stem (families/nowait_failures.c, ...).
+    for fam, want in (("nowait_failures", fmd), ("sweep_overhead", gmd), ("section_bounds", smd)):
+        out = os.path.join(d, fam + ".md")
+        ok(report.main([fam, fpath, "--md", out]) == 0
+           and open(out, encoding="utf-8").read() == want,
+           f"report.py {fam} writes the {fam} family's table")
 
 
 print(f"1..{count}")

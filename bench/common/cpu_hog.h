@@ -1,7 +1,7 @@
 /*
  * bench/common/cpu_hog.h - CPU hogs: threads that spin at the default priority (nice 0) beside a
  * measurement, so that it runs on a machine whose cores are all busy - what a read-side section
- * or a grace-period wait meets in a loaded program. bench_sections' --hog=N uses them.
+ * or a grace-period wait meets in a loaded program. bench_section_bounds' --hog=N uses them.
  */
 #ifndef SWF_BENCH_CPU_HOG_H
 #define SWF_BENCH_CPU_HOG_H

@@ -8,7 +8,7 @@
  * A percentile p (0 < p <= 100) is the smallest recorded bucket whose cumulative count reaches
  * ceil(p / 100 * count) (at least 1), reported as the highest value that bucket can hold, and
  * never above the exact maximum: so it is never below the true percentile, and above it by less
- * than one bucket's width. test/bench_hist.c checks this arithmetic.
+ * than one bucket's width. test/unit/bench_hist.c checks this arithmetic.
  */
 #ifndef SWF_BENCH_HIST_H
 #define SWF_BENCH_HIST_H

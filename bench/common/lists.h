@@ -179,7 +179,7 @@ int bench_parse_list(const char *s, int64_t *out, int max);
 int bench_take_list_flag(int *argc, char **argv, const char *program, const char *name,
                          int64_t *out, int max, int *count);
 
-/* seed_floors.c: register the floor family for these object sizes and list lengths (bench_seed's
+/* floor.c: register the floor family for these object sizes and list lengths (bench_seed's
  * main calls it, so that the floors run in the same process and on the same lists as the seed). */
 void floor_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn, bool shuffled);
 

@@ -1,6 +1,6 @@
 /*
  * bench/families/footprint.c - what caches keep resident: the `footprint` figures of
- * bench/README.md.
+ * bench/RESULTS.md.
  *
  * Prints, in bytes of resident memory (/proc/self/statm, so whole pages, which is why each figure
  * is an average over many caches; each line group measured in a child process of its own):

@@ -1,6 +1,6 @@
 /*
- * bench/families/live.c - the `live` family (bench_live): a small service that switches a feature on and
- * off while it serves. Plain C, no Google Benchmark (like footprint.c).
+ * bench/families/live.c - the `live` family (bench_live): a small service that switches a feature
+ * on and off while it serves. Plain C, no Google Benchmark (like footprint.c).
  *
  * The service: N members (each its own calloc), on a list and in a lookup table of N entries.
  *   - Workers (--workers, default 1: on 2 cores that leaves a core to the writer and the
@@ -17,7 +17,7 @@
  *     ck_epoch_call), so a delete is the unlink, the retire and, on ck_epoch, a poll that frees
  *     what is due.
  *   - The activator (the main thread of a child process forked per measurement, so that each
- *     activation is the first in a fresh heap, as bench_peer's are) lets the service run idle
+ *     activation is the first in a fresh heap, as bench_urcu_peer's are) lets the service run idle
  *     for --idle-ms, activates the feature (one object of --sizes bytes per member), lets it run
  *     on for --on-ms, checks that every linked member holds an object (the writer paused), then
  *     deactivates and checks that none does.
@@ -48,7 +48,7 @@
  * during it (it waited on the run queue, slept, faulted, or none of these), and whether it ended
  * while the grow was running (before the first object's init) or during the sweep; likewise the
  * writer's operations above 1 ms. JSON to --json, a
- * Markdown table to stdout; bench/live_plot.py draws the windows' p99 (bench/README.md, live).
+ * Markdown table to stdout; bench/live_plot.py draws the windows' p99 (bench/RESULTS.md, live).
  *
  * Usage: bench_live [--smoke] [--n=100k,1M] [--sizes=64,4096] [--reps=3] [--big-reps=1]
  *                   [--variants=a,b] [--workers=1] [--idle-ms=500] [--on-ms=200]
@@ -58,7 +58,8 @@
  *   --smoke   N = 2000, 64 B, one repetition, short phases; exits 1 unless every variant
  *             served requests, made writer operations, filled every member on activation and
  *             emptied every one on deactivation (the bench suite's test)
- *   --pin     workers on CPU 0, writer and activator on CPU 1 (an experiment: see bench/README.md, live)
+ *   --pin     workers on CPU 0, writer and activator on CPU 1 (an experiment: see
+ *             bench/RESULTS.md, live)
  *   --huge-pages=off   sweepfill's caches without transparent huge pages (an experiment)
  *   --grow-first  sweepfill's caches grown (swf_cache_grow) before the service starts, so that
  *             the activation is the sweep alone (an experiment)
@@ -135,7 +136,7 @@ static struct {
 
 /* Why a request or a writer operation was slow, in this order: it waited on the run queue for at
  * least half of its time (schedstat); the thread slept (a voluntary switch); it took a page fault;
- * none of these - nothing the guest kernel shows (see bench/README.md, live). */
+ * none of these - nothing the guest kernel shows (see bench/RESULTS.md, live). */
 enum { SLOW_WAITED, SLOW_SLEPT, SLOW_FAULTED, SLOW_OTHER, NSLOWKIND };
 
 struct lresult {

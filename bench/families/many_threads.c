@@ -1,11 +1,11 @@
 /*
- * bench/families/many_threads.c - the `threads` family (bench_threads): what a NOWAIT allocation
- * and its free cost when many threads are alive at once.
+ * bench/families/many_threads.c - the `many_threads` family (bench_many_threads): what a NOWAIT
+ * allocation and its free cost when many threads are alive at once.
  *
- *   threads/nowait_pair/bound:B/t:T   T threads (2, and 10,000), created beforehand with 64 KiB
- *                                     stacks, released together; each makes the same number of
- *                                     swf_cache_alloc(c, SWF_NOWAIT) + swf_cache_free pairs on one
- *                                     shared cache of 64-byte objects.
+ *   many_threads/nowait_pair/bound:B/t:T
+ *              T threads (2, and 10,000), created beforehand with 64 KiB stacks, released
+ *              together; each makes the same number of swf_cache_alloc(c, SWF_NOWAIT) +
+ *              swf_cache_free pairs on one shared cache of 64-byte objects.
  *     bound:1  each thread first calls swf_cache_grow(c, 0), which gives it magazines of its own
  *              (cache.h): its pairs then run on its loaded magazine
  *     bound:0  the threads never make a blocking sweepfill call, so they never get magazines:
@@ -227,12 +227,12 @@ int main(int argc, char **argv)
     }
     const char *v = bench_take_flag(&argc, argv, "threads");
     if (v != NULL && (ncounts = bench_parse_list(v, counts, MAX_ARGS)) <= 0) {
-        fprintf(stderr, "bench_threads: --threads=%s: expected a comma-separated list\n", v);
+        fprintf(stderr, "bench_many_threads: --threads=%s: expected a comma-separated list\n", v);
         return 1;
     }
     v = bench_take_flag(&argc, argv, "pairs");
     if (v != NULL && bench_parse_list(v, &total_pairs, 1) != 1) {
-        fprintf(stderr, "bench_threads: --pairs=%s: expected a number\n", v);
+        fprintf(stderr, "bench_many_threads: --pairs=%s: expected a number\n", v);
         return 1;
     }
     char buf[64];
@@ -241,7 +241,7 @@ int main(int argc, char **argv)
     snprintf(buf, sizeof(buf), "%lld", (long long)total_pairs);
     swfb_add_context("pairs_per_measurement", buf);
     swfb_add_context("object_size", "64");
-    swfb_bench *b = swfb_register("threads/nowait_pair", bm_threads);
+    swfb_bench *b = swfb_register("many_threads/nowait_pair", bm_threads);
     swfb_bench_arg_names(b, "bound", "t");
     for (int bound = 1; bound >= 0; bound--)
         for (int i = 0; i < ncounts; i++)

@@ -1,10 +1,10 @@
 /*
- * bench/families/nowait_failures.c - the `fault` family: RESTART (the patch) against RESUME
- * (sweepfill) when NOWAIT allocations fail. The patch's own test: with failslab injecting failures
- * into every NOWAIT allocation, 50,000 tasks cost it about 1,560 restarts from the head.
+ * bench/families/nowait_failures.c - the `nowait_failures` family: RESTART (the patch) against
+ * RESUME (sweepfill) when NOWAIT allocations fail. The patch's own test: with failslab injecting
+ * failures into every NOWAIT allocation, 50,000 tasks cost it about 1,560 restarts from the head.
  *
- *   fault/restart/fail:P/n:N    SWF_RESTART, P % of NOWAIT allocations failed by injection
- *   fault/resume/fail:P/n:N     SWF_RESUME, the same
+ *   nowait_failures/restart/fail:P/n:N  SWF_RESTART, P % of NOWAIT allocations failed by injection
+ *   nowait_failures/resume/fail:P/n:N   SWF_RESUME, the same
  *
  * P = 0, 10, 50, 100; N = 50,000 members (lists.h: 128-byte members, shuffled CK_LIST, the
  * pinned adapter with no-op pins), 4 KiB objects as in the kernel, reserve 32, ck_epoch guard.
@@ -117,12 +117,13 @@ int main(int argc, char **argv)
         ns[0] = 10000;
     const char *v = bench_take_flag(&argc, argv, "n");
     if (v != NULL && (nn = bench_parse_list(v, ns, MAX_ARGS)) <= 0) {
-        fprintf(stderr, "bench_fault: --n=%s: expected a comma-separated list of numbers\n", v);
+        fprintf(stderr,
+                "bench_nowait_failures: --n=%s: expected a comma-separated list of numbers\n", v);
         return 1;
     }
     static const struct fault_algo algos[] = {
-        {SWF_RESTART, "fault/restart"},
-        {SWF_RESUME, "fault/resume"},
+        {SWF_RESTART, "nowait_failures/restart"},
+        {SWF_RESUME, "nowait_failures/resume"},
     };
     static const int fails[] = {0, 10, 50, 100};
     swfb_add_context("list", "CK_LIST of 128-byte members, shuffled, SWF_LIST_CK_LIST_PINNED, "

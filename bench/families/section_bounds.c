@@ -1,13 +1,13 @@
 /*
- * bench/families/section_bounds.c - the `sections` family: what bounding the read-side sections of
- * an activation buys and costs, on the registry (registry.h).
+ * bench/families/section_bounds.c - the `section_bounds` family: what bounding the read-side
+ * sections of an activation buys and costs, on the registry (registry.h).
  *
- *   sections/activate/bound:K/n:N   swf_registry_activate on a registry of N members whose
- *                                   activation sweep leaves and re-enters its read-side section
- *                                   every K visits (K = 0: one unbounded section), while another
- *                                   thread waits for grace periods (below)
- *   sections/alone/bound:K/n:N      the same activation with no other thread: what bounding
- *                                   costs the sweep by itself
+ *   section_bounds/activate/bound:K/n:N  swf_registry_activate on a registry of N members whose
+ *                                        activation sweep leaves and re-enters its read-side
+ *                                        section every K visits (K = 0: one unbounded section),
+ *                                        while another thread waits for grace periods (below)
+ *   section_bounds/alone/bound:K/n:N     the same activation with no other thread: what bounding
+ *                                        costs the sweep by itself
  *
  * K = 0, 64, 1024; N = 1,000,000 (--quick: 100,000). Members are 128-byte structs embedding a
  * struct swf_node, added in a shuffled order (each add links at the head); 64-byte objects from a
@@ -36,10 +36,11 @@
  * the read side of the lock, while a writer thread takes the write side every 100 us and records
  * how long it waited:
  *
- *   sections/tailq_rwlock_wpref/bound:K/n:N    a writer-preferring pthread rwlock
- *                                              (PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)
- *   sections/tailq_rwlock/bound:K/n:N          glibc's default rwlock (prefers readers)
- *   sections/tailq_mutex/bound:K/n:N           a mutex for readers and writers (swf_guard_mutex)
+ *   section_bounds/tailq_rwlock_wpref/bound:K/n:N  a writer-preferring pthread rwlock
+ *                                                  (PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)
+ *   section_bounds/tailq_rwlock/bound:K/n:N        glibc's default rwlock (prefers readers)
+ *   section_bounds/tailq_mutex/bound:K/n:N         a mutex for readers and writers
+ *                                                  (swf_guard_mutex)
  *
  * Counters: seconds (the sweep), ns_per_member, max_lock_wait_s (the writer's longest wait for
  * the lock during a sweep, the worst over the iterations), mean_lock_wait_s, writer_locks (write
@@ -413,7 +414,8 @@ int main(int argc, char **argv)
         ns[0] = 100000;
     const char *v = bench_take_flag(&argc, argv, "n");
     if (v != NULL && (nn = bench_parse_list(v, ns, MAX_ARGS)) <= 0) {
-        fprintf(stderr, "bench_sections: --n=%s: expected a comma-separated list of numbers\n", v);
+        fprintf(stderr,
+                "bench_section_bounds: --n=%s: expected a comma-separated list of numbers\n", v);
         return 1;
     }
     if ((v = bench_take_flag(&argc, argv, "hog")) != NULL) {
@@ -421,7 +423,8 @@ int main(int argc, char **argv)
         if (strcmp(v, "0") == 0)
             h = 0;
         else if (bench_parse_list(v, &h, 1) != 1 || h > HOG_MAX) {
-            fprintf(stderr, "bench_sections: --hog=%s: expected a number of threads, 0 to %d\n", v,
+            fprintf(stderr,
+                    "bench_section_bounds: --hog=%s: expected a number of threads, 0 to %d\n", v,
                     HOG_MAX);
             return 1;
         }
@@ -435,8 +438,9 @@ int main(int argc, char **argv)
     swfb_add_context("object_size", "64");
     static int syncer_on = 1;
     for (int variant = 0; variant < 2; variant++) {
-        swfb_bench *b = swfb_register_data(variant ? "sections/activate" : "sections/alone",
-                                           bm_activate, variant ? &syncer_on : NULL);
+        swfb_bench *b =
+            swfb_register_data(variant ? "section_bounds/activate" : "section_bounds/alone",
+                               bm_activate, variant ? &syncer_on : NULL);
         swfb_bench_arg_names(b, "bound", "n");
         for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++)
             for (int k = 0; k < nn; k++)
@@ -445,8 +449,8 @@ int main(int argc, char **argv)
         swfb_bench_unit(b, SWFB_MS);
     }
     static const enum lock_kind lock_kinds[] = {LOCK_RW_WPREF, LOCK_RW_DEFAULT, LOCK_MUTEX};
-    static const char *lock_names[] = {"sections/tailq_rwlock_wpref", "sections/tailq_rwlock",
-                                       "sections/tailq_mutex"};
+    static const char *lock_names[] = {"section_bounds/tailq_rwlock_wpref",
+                                       "section_bounds/tailq_rwlock", "section_bounds/tailq_mutex"};
     swfb_add_context("sysqueue", "a TAILQ of 128-byte members, shuffled, the library's pin");
     for (int i = 0; i < 3; i++) {
         swfb_bench *b = swfb_register_data(lock_names[i], bm_locked, (void *)&lock_kinds[i]);

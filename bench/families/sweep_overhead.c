@@ -1,15 +1,15 @@
 /*
- * bench/families/sweep_overhead.c - the `generic` family: what the sweep's genericity costs. The
- * same job - for each member whose slot is NULL, swf_cache_alloc(c, SWF_NOWAIT), initialise
+ * bench/families/sweep_overhead.c - the `sweep_overhead` family: what the sweep's genericity costs.
+ * The same job - for each member whose slot is NULL, swf_cache_alloc(c, SWF_NOWAIT), initialise
  * (bobj_init), publish with a release store - done three ways on the same CK_LIST (lists.h):
  *
- *   generic/hand/order:O/n:N       a hand-written CK_LIST_FOREACH loop inside one ck_epoch
- *                                  section: the least any generic code can cost
- *   generic/macro/order:O/n:N      a sweep generated with SWF_SWEEP_DEFINE on the blp adapter
- *                                  (SWF_LIST_CK_LIST_PINNED, no-op pins): list ops and init
- *                                  called directly, inlined
- *   generic/ops_table/order:O/n:N  swf_sweep from the shared library on the same adapter's ops
- *                                  table: an indirect call per list step and per init
+ *   sweep_overhead/hand/order:O/n:N       a hand-written CK_LIST_FOREACH loop inside one ck_epoch
+ *                                         section: the least any generic code can cost
+ *   sweep_overhead/macro/order:O/n:N      a sweep generated with SWF_SWEEP_DEFINE on the blp
+ *                                         adapter (SWF_LIST_CK_LIST_PINNED, no-op pins): list ops
+ *                                         and init called directly, inlined
+ *   sweep_overhead/ops_table/order:O/n:N  swf_sweep from the shared library on the same adapter's
+ *                                         ops table: an indirect call per list step and per init
  *
  * Both sweeps run RESUME with the reserve of 32 and the ck_epoch guard; the cache is grown
  * beforehand so that NOWAIT never fails (counter nowait_fails must read 0), so the three do the
@@ -25,21 +25,23 @@
  * generated with SWF_SWEEP_DEFINE on its _AUTO adapter (real pins from pin.h, never taken here:
  * no refill or bound leaves the section):
  *
- *   generic/tailq_hand|tailq_macro/order:O/n:N  a <sys/queue.h> TAILQ under a pthread rwlock (the
- *                                               hand loop: TAILQ_FOREACH under the read lock; the
- *                                               sweep: SWF_LIST_SYS_TAILQ_AUTO, swf_guard_rwlock)
- *   generic/cds_hand|cds_macro/order:O/n:N      liburcu's cds_list, memb flavour, when liburcu is
- *                                               found (the hand loop: cds_list_for_each_entry_rcu
- *                                               inside rcu_read_lock, both inline: _LGPL_SOURCE;
- *                                               the sweep: SWF_LIST_CDS_LIST_AUTO, swf_guard_urcu)
+ *   sweep_overhead/tailq_hand|tailq_macro/order:O/n:N
+ *                                  a <sys/queue.h> TAILQ under a pthread rwlock (the hand loop:
+ *                                  TAILQ_FOREACH under the read lock; the sweep:
+ *                                  SWF_LIST_SYS_TAILQ_AUTO, swf_guard_rwlock)
+ *   sweep_overhead/cds_hand|cds_macro/order:O/n:N
+ *                                  liburcu's cds_list, memb flavour, when liburcu is found (the
+ *                                  hand loop: cds_list_for_each_entry_rcu inside rcu_read_lock,
+ *                                  both inline: _LGPL_SOURCE; the sweep: SWF_LIST_CDS_LIST_AUTO,
+ *                                  swf_guard_urcu)
  *
  * Their members are 128-byte structs linked in the same order as the CK_LIST's (bench_order),
- * the link and the slot in the first cache line, the pin in the second. generic/<list>_pair (below
- * main's helpers) measures each list's hand loop and generated sweep back to back, for a ratio
- * that a busy machine disturbs less.
+ * the link and the slot in the first cache line, the pin in the second. sweep_overhead/<list>_pair
+ * (below main's helpers) measures each list's hand loop and generated sweep back to back, for a
+ * ratio that a busy machine disturbs less.
  *
- * generic/adder/state:S/n:4096 (after main's helpers): the extra cost per add of the adder's half
- * of exact activation (feature.h), off and on.
+ * sweep_overhead/adder/state:S/n:4096 (after main's helpers): the extra cost per add of the adder's
+ * half of exact activation (feature.h), off and on.
  *
  * Own flags: --n=10k,100k (members), --quick (n=10k only).
  */
@@ -418,8 +420,8 @@ static void bm_generic(swfb_state *st)
  * The same comparison made robust to a shared machine: each iteration fills the list once by
  * hand and once with the generated sweep, back to back (which goes first alternates), so that
  * whatever else runs on the machine slows both alike; the figure is the median over iterations
- * of macro / hand for the pair. generic/<list>_pair/order:O/n:N; counters ratio (that median),
- * hand_ns_per_member and macro_ns_per_member (medians).
+ * of macro / hand for the pair. sweep_overhead/<list>_pair/order:O/n:N; counters ratio (that
+ * median), hand_ns_per_member and macro_ns_per_member (medians).
  */
 struct pair {
     fill_fn *hand, *macro;
@@ -506,15 +508,15 @@ static void bm_pair(swfb_state *st)
 }
 
 /*
- * The adder's half of exact activation (feature.h): generic/adder/state:S/n:N, the extra cost of
- * swf_feature_added per add over the same loop without it. Each iteration links N members of an
- * array (a relaxed store in each, standing for the list's insert) and, in the timed loop, calls
- * swf_feature_added(f, m, SWF_NOWAIT) after each; the baseline loop (timed likewise, alternating)
- * makes the store and a compiler barrier only. S: 0 off (membarrier where the kernel has it: the
- * inline path's one relaxed load), 1 off on the fence path (SWF_NO_MEMBARRIER: a call and a full
- * fence), 2 on (a NOWAIT allocation, init, a compare-and-swap; the slots are emptied, untimed,
- * between iterations). Counters: extra_ns_per_add (median of the per-iteration difference),
- * base_ns_per_add, membarrier (1 when the off path is the inline load).
+ * The adder's half of exact activation (feature.h): sweep_overhead/adder/state:S/n:N, the extra
+ * cost of swf_feature_added per add over the same loop without it. Each iteration links N members
+ * of an array (a relaxed store in each, standing for the list's insert) and, in the timed loop,
+ * calls swf_feature_added(f, m, SWF_NOWAIT) after each; the baseline loop (timed likewise,
+ * alternating) makes the store and a compiler barrier only. S: 0 off (membarrier where the kernel
+ * has it: the inline path's one relaxed load), 1 off on the fence path (SWF_NO_MEMBARRIER: a call
+ * and a full fence), 2 on (a NOWAIT allocation, init, a compare-and-swap; the slots are emptied,
+ * untimed, between iterations). Counters: extra_ns_per_add (median of the per-iteration
+ * difference), base_ns_per_add, membarrier (1 when the off path is the inline load).
  */
 static void no_grace(void *arg) /* the benchmark has no readers */
 {
@@ -608,7 +610,8 @@ int main(int argc, char **argv)
         nn = 1;
     const char *v = bench_take_flag(&argc, argv, "n");
     if (v != NULL && (nn = bench_parse_list(v, ns, MAX_ARGS)) <= 0) {
-        fprintf(stderr, "bench_generic: --n=%s: expected a comma-separated list of numbers\n", v);
+        fprintf(stderr,
+                "bench_sweep_overhead: --n=%s: expected a comma-separated list of numbers\n", v);
         return 1;
     }
     swfb_add_context("list", "CK_LIST of 128-byte members, SWF_LIST_CK_LIST_PINNED, no-op pins");
@@ -617,14 +620,14 @@ int main(int argc, char **argv)
     urcu_memb_register_thread(); /* the benchmarks run on this thread */
 #endif
     static const struct variant variants[] = {
-        {"generic/hand", fill_hand, &ck_kind},
-        {"generic/macro", fill_macro, &ck_kind},
-        {"generic/ops_table", fill_ops, &ck_kind},
-        {"generic/tailq_hand", fill_tailq_hand, &g_kind},
-        {"generic/tailq_macro", fill_tailq_macro, &g_kind},
+        {"sweep_overhead/hand", fill_hand, &ck_kind},
+        {"sweep_overhead/macro", fill_macro, &ck_kind},
+        {"sweep_overhead/ops_table", fill_ops, &ck_kind},
+        {"sweep_overhead/tailq_hand", fill_tailq_hand, &g_kind},
+        {"sweep_overhead/tailq_macro", fill_tailq_macro, &g_kind},
 #ifdef SWF_BENCH_URCU
-        {"generic/cds_hand", fill_cds_hand, &g_kind},
-        {"generic/cds_macro", fill_cds_macro, &g_kind},
+        {"sweep_overhead/cds_hand", fill_cds_hand, &g_kind},
+        {"sweep_overhead/cds_macro", fill_cds_macro, &g_kind},
 #endif
     };
     for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
@@ -643,7 +646,8 @@ int main(int argc, char **argv)
         {fill_cds_hand, fill_cds_macro, &g_kind},
 #endif
     };
-    static const char *pair_names[] = {"generic/ck_pair", "generic/tailq_pair", "generic/cds_pair"};
+    static const char *pair_names[] = {"sweep_overhead/ck_pair", "sweep_overhead/tailq_pair",
+                                       "sweep_overhead/cds_pair"};
     for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
         swfb_bench *b = swfb_register_data(pair_names[i], bm_pair, (void *)&pairs[i]);
         swfb_bench_arg_names(b, "order", "n");
@@ -653,7 +657,7 @@ int main(int argc, char **argv)
         swfb_bench_manual_time(b);
         swfb_bench_unit(b, SWFB_US);
     }
-    swfb_bench *ab = swfb_register("generic/adder", bm_adder);
+    swfb_bench *ab = swfb_register("sweep_overhead/adder", bm_adder);
     swfb_bench_arg_names(ab, "state", "n");
     for (int state = 0; state < 3; state++)
         swfb_bench_args2(ab, state, 4096);

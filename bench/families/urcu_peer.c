@@ -1,22 +1,22 @@
 /*
- * bench/families/urcu_peer.c - the `peer` family (bench_peer): what a userspace programmer without
- * sweepfill would write, against sweepfill, for the same job: give each of N members on a live list
- * its own freshly allocated, initialised object.
+ * bench/families/urcu_peer.c - the `urcu_peer` family (bench_urcu_peer): what a userspace
+ * programmer without sweepfill would write, against sweepfill, for the same job: give each of N
+ * members on a live list its own freshly allocated, initialised object.
  *
- *   peer/urcu_malloc/size:S/n:N        the members on a liburcu RCU list (struct cds_list_head,
- *                                      the memb flavour); in ONE read-side section
- *                                      (rcu_read_lock), walk it with cds_list_for_each_entry_rcu
- *                                      and for each member malloc an object, initialise it and
- *                                      rcu_assign_pointer it to the member's slot. malloc is
- *                                      tcmalloc where the binary was linked with it (context
- *                                      "peer_malloc"), else glibc's
- *   peer/swf_resume/size:S/n:N         sweepfill: swf_cache_grow(c, N + 32), then swf_sweep
- *                                      (RESUME, one unbounded section) over the same members on a
- *                                      CK_LIST (the pinned adapter with no-op pins, as lists.h:
- *                                      nothing unlinks a member here), ck_epoch guard
- *   peer/swf_resume_b1024/size:S/n:N   the same with section_bound 1024
- *   peer/registry/size:S/n:N           swf_registry_activate on a registry holding the members
- *                                      (added beforehand, untimed; its default bound of 1024)
+ *   urcu_peer/urcu_malloc/size:S/n:N       the members on a liburcu RCU list (struct cds_list_head,
+ *                                          the memb flavour); in ONE read-side section
+ *                                          (rcu_read_lock), walk it with
+ *                                          cds_list_for_each_entry_rcu and for each member malloc
+ *                                          an object, initialise it and rcu_assign_pointer it to
+ *                                          the member's slot. malloc is tcmalloc where the binary
+ *                                          was linked with it (context "peer_malloc"), else glibc's
+ *   urcu_peer/swf_resume/size:S/n:N        sweepfill: swf_cache_grow(c, N + 32), then swf_sweep
+ *                                          (RESUME, one unbounded section) over the same members on
+ *                                          a CK_LIST (the pinned adapter with no-op pins, as
+ *                                          lists.h: nothing unlinks a member here), ck_epoch guard
+ *   urcu_peer/swf_resume_b1024/size:S/n:N  the same with section_bound 1024
+ *   urcu_peer/registry/size:S/n:N          swf_registry_activate on a registry holding the members
+ *                                          (added beforehand, untimed; its default bound of 1024)
  *
  * N = 100k, 400k, 1M; S = 64 and 4096 (--quick: N = 10k, S = 64). One member struct carries the
  * links of all three lists (128 bytes, the walked fields in its first cache line), linked in the
@@ -33,7 +33,7 @@
  *     the sweep's epoch for the swf_sweep variants (a grace period waited for as sweepfill waits:
  *     lib/base/epoch_wait.c), and
  *     swf_registry_synchronize() for the registry - sleeping 100 us between waits (as
- *     bench_sections' does), and records the longest single wait and its own CPU time;
+ *     bench_section_bounds' does), and records the longest single wait and its own CPU time;
  *   - runs the activation (manual time; for the swf_sweep variants grow + sweep, for the
  *     registry activate, which grows first too);
  *   - counts the minor page faults the activating thread takes (getrusage RUSAGE_THREAD): over
@@ -538,12 +538,13 @@ static int check_malloc(char *lib, size_t len)
     Dl_info mi, ai;
     if (m == NULL || dladdr(m, &mi) == 0 || mi.dli_fname == NULL ||
         dladdr((void *)(uintptr_t)&PEER_ANCHOR, &ai) == 0 || ai.dli_fname == NULL) {
-        fprintf(stderr, "bench_peer: cannot tell which library provides malloc\n");
+        fprintf(stderr, "bench_urcu_peer: cannot tell which library provides malloc\n");
         return -1;
     }
     snprintf(lib, len, "%s", mi.dli_fname);
     if (strcmp(mi.dli_fname, ai.dli_fname) != 0 || strstr(mi.dli_fname, PEER_LIB) == NULL) {
-        fprintf(stderr, "bench_peer: malloc resolves to %s, not to %s (%s*): check LD_PRELOAD\n",
+        fprintf(stderr,
+                "bench_urcu_peer: malloc resolves to %s, not to %s (%s*): check LD_PRELOAD\n",
                 mi.dli_fname, PEER_MALLOC, PEER_LIB + 1);
         return -1;
     }
@@ -558,19 +559,20 @@ int main(int argc, char **argv)
         ns[0] = 10000, nn = 1;
         nsizes = 1;
     }
-    if (bench_take_list_flag(&argc, argv, "bench_peer", "n", ns, MAX_ARGS, &nn) != 0 ||
-        bench_take_list_flag(&argc, argv, "bench_peer", "sizes", sizes, MAX_ARGS, &nsizes) != 0)
+    const char *prog = "bench_urcu_peer";
+    if (bench_take_list_flag(&argc, argv, prog, "n", ns, MAX_ARGS, &nn) != 0 ||
+        bench_take_list_flag(&argc, argv, prog, "sizes", sizes, MAX_ARGS, &nsizes) != 0)
         return 1;
     for (int i = 0; i < nsizes; i++)
         if (sizes[i] < (int64_t)sizeof(struct bobj)) {
-            fprintf(stderr, "bench_peer: object size %lld is below %zu bytes\n",
+            fprintf(stderr, "bench_urcu_peer: object size %lld is below %zu bytes\n",
                     (long long)sizes[i], sizeof(struct bobj));
             return 1;
         }
     const char *sv = bench_take_flag(&argc, argv, "syncer");
     if (sv != NULL) {
         if (strcmp(sv, "0") != 0 && strcmp(sv, "1") != 0) {
-            fprintf(stderr, "bench_peer: --syncer=%s: expected 0 or 1\n", sv);
+            fprintf(stderr, "bench_urcu_peer: --syncer=%s: expected 0 or 1\n", sv);
             return 1;
         }
         with_syncer = sv[0] == '1';
@@ -580,7 +582,7 @@ int main(int argc, char **argv)
         return 1;
     shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) {
-        fprintf(stderr, "bench_peer: mmap failed\n");
+        fprintf(stderr, "bench_urcu_peer: mmap failed\n");
         return 1;
     }
     swfb_add_context("peer_malloc", PEER_MALLOC);
@@ -596,10 +598,10 @@ int main(int argc, char **argv)
         const char *name;
         enum variant v;
     } variants[] = {
-        {"peer/urcu_malloc", V_URCU},
-        {"peer/swf_resume", V_RESUME},
-        {"peer/swf_resume_b1024", V_RESUME_BOUNDED},
-        {"peer/registry", V_REGISTRY},
+        {"urcu_peer/urcu_malloc", V_URCU},
+        {"urcu_peer/swf_resume", V_RESUME},
+        {"urcu_peer/swf_resume_b1024", V_RESUME_BOUNDED},
+        {"urcu_peer/registry", V_REGISTRY},
     };
     for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
         swfb_bench *b =

@@ -42,7 +42,7 @@
  * Broken variants (each must be caught):
  *   BROKEN_CLEAR_THEN_FAIL   the flag is cleared before the reader record is taken: an ENOMEM
  *                            return leaves an inactive registry with objects published, and the
- *                            caller's retry gets EALREADY (the order before issue 9's fix)
+ *                            caller's retry gets EALREADY (the old order)
  *   BROKEN_FLAG_AFTER_WALK   the flag is cleared after the walk: an add in between publishes
  *   BROKEN_RETIRE_NO_GRACE   taken objects are freed at once, not after a grace period
  *   BROKEN_DEACT_NO_TAKE     the walk loads a slot and retires its object without emptying it

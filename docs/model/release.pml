@@ -1,6 +1,6 @@
 /*
- * docs/model/release.pml - del's finalisation and the release / re-add contract (issue 9, item
- * 9), with add's ENOMEM path, as a Promela model for spin.
+ * docs/model/release.pml - del's finalisation and the release / re-add contract, with add's
+ * ENOMEM path, as a Promela model for spin.
  *
  * The contract: del finalises a member after a grace period and its last unpin: finalise takes
  * the slot, frees the object, sets the node's state, then calls the user's release callback,

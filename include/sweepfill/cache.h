@@ -35,6 +35,12 @@
  * (at most one magazine per CPU out of reach); a WAIT allocation that finds nothing and can map no
  * more, and a grow that needs more than the depot has, move every CPU's magazine to the depot
  * (they lock each CPU's slot, and membarrier(2)'s rseq fence aborts the sequences in flight).
+ * Where the kernel refuses that fence after the mode was chosen (a seccomp filter that denies
+ * membarrier, installed after start-up), nothing else can stand in for it: those moves move
+ * nothing, and the objects in other CPUs' magazines stay there for the threads that run on those
+ * CPUs. The stats still count them as ready and destroy still recounts and unmaps them, but such
+ * a WAIT allocation or grow maps new memory instead, and fails with ENOMEM where the limit or
+ * the system allows none (its swf_error_reason() names the refused fence).
  * Per-thread: objects cached in another thread's magazines, or being moved by another thread at
  * that moment, are not available to this thread until that thread frees enough to fill a
  * magazine, calls swf_cache_flush(), or exits. Objects left in the shared pairs are: a NOWAIT
@@ -75,14 +81,24 @@
  * Signals: no function here is async-signal-safe. A signal handler that interrupts a thread
  * inside a cache call and calls into the same cache from that thread corrupts its magazines.
  *
- * fork: the library's fork handlers take every cache's refill mutex around fork(), so a fork
- * waits for the grows and WAIT allocations in progress. In the child, every cache is usable by
- * its one thread: alloc, free, grow, flush, stats and destroy work as in the parent. Objects that
- * other threads of the parent held in their magazines at the fork (or in a shared pair one of
- * them was using) stay there, counted as ready but never handed out in the child (in the per-CPU
- * mode, objects in the CPUs' magazines stay reachable in the child, and only a magazine that a
- * thread had taken from the depot and not yet swapped in is lost that way); objects they had
- * allocated count as alive, so destroy in the child returns EBUSY unless the child frees them.
+ * fork: the library's fork handlers take every cache's refill mutex around fork(), so a fork waits
+ * for the grows and WAIT allocations in progress. In the child, every cache is usable by its one
+ * thread: alloc, free, grow, flush, stats and destroy work as in the parent (the per-CPU mode
+ * included: the CPUs' magazines stay reachable, and the membarrier registration is inherited). What
+ * the parent's other threads had in hand at the fork is lost to the child, counted as ready but
+ * never handed out there: the objects in their magazines (per-thread mode) or in a shared pair one
+ * of them was using; a magazine one of them had popped from the depot and not yet put where it was
+ * going (a refill or a flush swapping it into its CPU's slot, a call taking some of its objects, a
+ * free filling it); a magazine a refill or a flush had just swapped out of a CPU's slot and not yet
+ * pushed on the depot; the objects a bulk call had taken into its own buffer (from a CPU's
+ * magazine, the depot or uncarved memory) and not yet given out or put back; an object a single
+ * call had taken and not yet counted; and a chain of the loose list taken whole and not yet spread
+ * into magazines. All but the first kind lie where the full checks' walk does not look, so with the
+ * full checks on, destroy's recount in the child finds them missing and aborts. The objects those
+ * threads had allocated count as alive, and so do those a free was putting back and had not yet
+ * counted (a free counts its object once it is back, a bulk free all of its objects at its end),
+ * even where the object is back in a magazine already; so destroy in the child returns EBUSY unless
+ * the child frees every object its own threads hold, and for the latter kind it never can.
  * NOWAIT's "no system call, no fault" holds in the child as in the parent (with the
  * copy-on-write caveat above).
  *
@@ -102,7 +118,7 @@
  * rounded up to whole pages (swf_huge_pages). A cache of 64-byte objects keeps about 29 KiB
  * resident after its first allocation (one page of objects among it), and 30 KiB while 8 threads
  * that made one allocation each are bound to it; 20 and 21 KiB in the per-CPU mode with 2
- * possible CPUs (bench/README.md, footprint). Each thread bound to a cache costs that cache a
+ * possible CPUs (bench/RESULTS.md, footprint). Each thread bound to a cache costs that cache a
  * thread state and two magazines (1,184 bytes), and costs the thread 40 bytes of binding table per
  * handle (above). In the per-CPU mode the first use makes, instead of shared pairs, an 8-byte
  * slot, 64 bytes of counters and one magazine (528 bytes) per possible CPU, and a thread bound to
@@ -212,7 +228,7 @@ enum swf_huge_pages {
  * racing with swf_cache_set_failslab uses the old or the new settings, each whole. While
  * injection is on, every NOWAIT call takes the library's slow path (a prepared thread numbers
  * its calls with plain stores; the others share an atomic counter): a cost paid only under
- * injection (bench/README.md, fault family).
+ * injection (bench/RESULTS.md, nowait_failures).
  */
 struct swf_failslab {
     unsigned int probability; /* percent, 0 .. 100 */
@@ -305,7 +321,7 @@ SWF_API void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
  * Misuse aborts, printing one line to stderr that names the function, the pointer and the cache
  * ("sweepfill: swf_cache_free: 0x... was not allocated from cache 'name' (...)", "sweepfill:
  * swf_cache_free: double free of 0x... (cache 'name')") before the object goes anywhere. Always,
- * in every build, at a cost of a few instructions (bench/README.md):
+ * in every build, at a cost of a few instructions (bench/RESULTS.md):
  *   - obj not the start of an object of c: from malloc, into an object, or another cache's
  *     object, of any size (found in O(1) from the address: a process-wide map of the chunks);
  *   - a second free of an object that is still in the magazines of the thread state the free
@@ -434,16 +450,31 @@ SWF_CXX_SHADOW_ON_
  * structure above); 1, per-CPU magazines indexed by the CPU's number; 2, per-CPU magazines indexed
  * by the kernel's concurrent thread id (mm_cid, Linux 6.3). The per-CPU mode needs the rseq area
  * that glibc 2.35 and later registers for every thread (not under valgrind, qemu-user or
- * GLIBC_TUNABLES=glibc.pthread.rseq=0), membarrier's rseq fence, x86_64 or aarch64, and a build
- * without ThreadSanitizer; where it has them, it is the default (SWF_PERCPU unset, empty, or any
- * value but 0 and cpu_id), the environment variable SWF_PERCPU=cpu_id asks for the CPU's number,
- * and SWF_PERCPU=0 for per-thread magazines (bench/README.md measures what each mode costs).
+ * GLIBC_TUNABLES=glibc.pthread.rseq=0), membarrier's rseq fence (Linux 5.10), x86_64 or aarch64,
+ * and a build without ThreadSanitizer; where it has them, it is the default (SWF_PERCPU unset or
+ * empty, or 1, on, yes or true), the environment variable SWF_PERCPU=cpu_id asks for the CPU's
+ * number, and SWF_PERCPU=0, off, no or false for per-thread magazines (in any case; sweepfill(7),
+ * ENVIRONMENT); any other value prints one line on stderr and gets the default, and a per-CPU
+ * mode asked for where the system lacks it prints one line and gets per-thread magazines
+ * (bench/RESULTS.md measures what each mode costs). swf_cache_percpu_reason says why.
  * Concurrency: any thread, any time; concurrent first calls agree (the decision is taken once,
  * under pthread_once, which also orders it before every later call's read). Progress: blocking
  * at the first call (it may register the process for membarrier's rseq fence), then wait-free
  * (one load). Returns 0, 1 or 2; it cannot fail.
  */
 SWF_API int swf_cache_percpu(void);
+
+/*
+ * Why the process has the mode swf_cache_percpu returns: one sentence naming what chose it (the
+ * default, or SWF_PERCPU and its value, or a value not understood) and, for the per-thread mode
+ * where per-CPU magazines were the default or were asked for, what the system lacks (for instance
+ * "default, but glibc registered no rseq area (...): per-thread magazines", "SWF_PERCPU=0:
+ * per-thread magazines, as asked", "default: per-CPU magazines indexed by the kernel's mm_cid
+ * (Linux 6.3)"). The text is for people, not for parsing. Decides the mode as swf_cache_percpu
+ * does if it is not decided yet; the string lives as long as the process. Concurrency and
+ * progress as swf_cache_percpu's. Never NULL.
+ */
+SWF_API const char *swf_cache_percpu_reason(void);
 
 /*
  * Allocate in bulk: give an object to every NULL entry of objs[0 .. n-1] (entries already set
@@ -454,10 +485,14 @@ SWF_API int swf_cache_percpu(void);
  * Same contracts as n single calls: SWF_NOWAIT is lock-free, makes no system call and no
  * allocation, and causes no page fault; with failure injection on, each NULL entry is one NOWAIT
  * call (numbered in order). SWF_NOWAIT bulk moves whole magazines where it can: from this
- * thread's magazines, then a depot magazine at a time (two compare-and-swaps for up to 60); in
- * the per-CPU mode it takes one object at a time from the CPU's magazine (refilled from the depot
- * as single calls refill it) and then depot magazines, and a bulk free puts objects in depot
- * magazines.
+ * thread's magazines, then a depot magazine at a time (two compare-and-swaps for up to 60). In
+ * the per-CPU mode it takes up to SWF_CACHE_MAGAZINE objects per restartable sequence from the
+ * magazine of the CPU it runs on until that magazine is empty (it does not refill it), then up
+ * to SWF_CACHE_MAGAZINE at a time from a depot magazine (else carved from uncarved memory, else
+ * one from the loose list), and gives back to the depot what it took beyond the entries to fill;
+ * swf_cache_free_bulk puts up to SWF_CACHE_MAGAZINE objects per sequence on top of the CPU's
+ * magazine, as many as it has room for, and the rest in depot magazines (a partial one, else an
+ * empty one, else the loose list).
  * It does not touch the objects: their contents are unspecified, first 8 bytes included (a free
  * mark may be left there; a later swf_cache_free of such an object, if its user never wrote
  * them, costs a look through the thread's magazines, never an abort).
@@ -467,11 +502,14 @@ SWF_API size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mod
 
 /*
  * Free the non-NULL entries of objs[0 .. n-1] (allocated from c). Lock-free, no system call, no
- * allocation, from any thread; whole magazines go to the depot at once. Returns 0; EINVAL if c
- * is NULL or objs is NULL with n > 0. Each entry's owner is checked as swf_cache_free checks
- * obj's (an entry that is not the start of an object of c aborts naming swf_cache_free_bulk, in
- * every build); the objects are not touched, so no mark is written or read and a double free
- * (an entry given twice in objs, or one already free) is caught by the full checks only.
+ * allocation, from any thread. Per-thread mode: into this thread's magazines, a full one going to
+ * the depot whole (a thread without magazines fills depot magazines); per-CPU mode: onto the CPU's
+ * magazine first, a magazine's worth per sequence, the rest to the depot (as swf_cache_alloc_bulk
+ * says). Returns 0; EINVAL if c is NULL or objs is NULL with n > 0. Each entry's owner is checked
+ * as swf_cache_free checks obj's (an entry that is not the start of an object of c aborts naming
+ * swf_cache_free_bulk, in every build); the objects are not touched, so no mark is written or read
+ * and a double free (an entry given twice in objs, or one already free) is caught by the full
+ * checks only.
  */
 SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n);
 

@@ -44,7 +44,7 @@
  * member that still holds an object.
  *
  * Cost: while off, swf_feature_added is inline: a compiler barrier, one relaxed load and a branch
- * (bench/README.md, generic family). While on: a call, an increment and a decrement of a
+ * (bench/RESULTS.md, sweep_overhead). While on: a call, an increment and a decrement of a
  * per-thread-stripe counter, one NOWAIT allocation, init, and a compare-and-swap.
  *
  * Memory ordering (the argument: docs/design.md, 'Activation: fences A and B' and 'Deactivation:
@@ -53,8 +53,8 @@
  * walks from the head: the walk sees the link or the adder sees the flag. Where the kernel has
  * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (Linux 4.14; registered when the feature is
  * created), A is a compiler barrier and B that system call; otherwise (older kernels, a seccomp
- * filter that refuses it, a ThreadSanitizer build of the library, or SWF_NO_MEMBARRIER set to
- * anything but 0 in the environment when the feature is created) the flag word says so and the
+ * filter that refuses it, a ThreadSanitizer build of the library, or SWF_NO_MEMBARRIER set to 1,
+ * on, yes or true in the environment when the feature is created) the flag word says so and the
  * adder calls the library, which makes A a full fence. A membarrier that fails after a
  * successful registration makes activate abort. An adder that saw the flag on counts itself in
  * and reads it again, both sequentially consistent (C), publishes only if it is still on, and

@@ -16,7 +16,11 @@
  *
  * The descriptors (struct rseq_cs: version 0, flags 0, start, post-commit offset, abort) go to the
  * section __swf_rseq_cs of the object the sequence is compiled into, 32-byte aligned and writable
- * (they hold absolute addresses: relocations in a PIC object). Numeric local labels only.
+ * (they hold absolute addresses: relocations in a PIC object), and into the section group of the
+ * function they are compiled into, if it has one (the "?" flag): a C++ inline function or
+ * template member is emitted in every unit that uses it, each copy in a COMDAT group of which the
+ * linker keeps one, and a descriptor kept without its code would name a discarded section.
+ * Numeric local labels only.
  */
 #ifndef SWEEPFILL_RSEQ_ABI_H
 #define SWEEPFILL_RSEQ_ABI_H
@@ -62,7 +66,7 @@
  * (5), and the common end (6), which clears rseq_cs. */
 #if defined(__x86_64__)
 #define SWF_RSEQ_ENTER_                                                              \
-    ".pushsection __swf_rseq_cs, \"aw\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t"         \
+    ".pushsection __swf_rseq_cs, \"aw?\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t"         \
     ".quad 1f, 2f - 1f, 4f\n\t.popsection\n\t"                                       \
     "leaq 3b(%%rip), %[t]\n\tmovq %[t], 8(%[area])\n"                                \
     "1:\n\t"                                                                         \
@@ -78,7 +82,7 @@
     "6:\n\tmovq $0, 8(%[area])\n"
 #elif defined(__aarch64__)
 #define SWF_RSEQ_ENTER_                                                      \
-    ".pushsection __swf_rseq_cs, \"aw\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t" \
+    ".pushsection __swf_rseq_cs, \"aw?\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t" \
     ".quad 1f, 2f - 1f, 4f\n\t.popsection\n\t"                               \
     "adrp %[t], 3b\n\tadd %[t], %[t], :lo12:3b\n\tstr %[t], [%[area], #8]\n" \
     "1:\n\t"                                                                 \

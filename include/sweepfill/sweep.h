@@ -126,7 +126,7 @@ struct swf_guard {
  * _POSIX_C_SOURCE=200112L or _GNU_SOURCE before the first #include); in C without them, a call
  * of swf_guard_rwlock stops the compilation with a static assertion that says so.
  * Section bounds under a lock help a waiting writer only if the lock hands over to it when the
- * sweep leaves. Measured here (bench/README.md, sections family, 1M members, bound 64): with a
+ * sweep leaves. Measured here (bench/RESULTS.md, section_bounds, 1M members, bound 64): with a
  * glibc rwlock, writer-preferring (pthread_rwlockattr_setkind_np with
  * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP) or default, a writer's longest wait fell from
  * the whole sweep (~300 ms) to ~0.1 ms; with a glibc mutex, which does not queue, only to ~5 ms:

@@ -105,26 +105,36 @@ const char *swf_error_reason(void)
 
 bool swfi_checks_all_on = SWF_DEBUG;
 
-/* Whether the comma- or space-separated list s names `word`. */
-static bool names(const char *s, const char *word)
-{
-    size_t len = strlen(word);
-    for (const char *p = s; (p = strstr(p, word)) != NULL; p += len) {
-        bool starts = p == s || p[-1] == ',' || p[-1] == ' ';
-        bool ends = p[len] == '\0' || p[len] == ',' || p[len] == ' ';
-        if (starts && ends)
-            return true;
-    }
-    return false;
-}
-
 /* Read SWF_DEBUG once, when the library is loaded: before any cache exists, so that every cache
- * is created with the same setting and no call pays for a getenv. */
+ * is created with the same setting and no call pays for a getenv. A comma- or space-separated list
+ * of words; the one known word is "checks" (sweepfill(7), ENVIRONMENT). A word not known gets one
+ * line naming it and the accepted words, and changes nothing: a typo never passes silently for
+ * a check that is on. */
 __attribute__((constructor)) static void read_swf_debug(void)
 {
     const char *v = getenv(SWF_DEBUG_ENV);
-    if (v != NULL && names(v, "checks"))
-        swfi_checks_all_on = true;
+    if (v == NULL)
+        return;
+    char unknown[128] = "";
+    size_t used = 0;
+    for (const char *p = v; *p != '\0';) {
+        size_t len = strcspn(p, ", ");
+        if (len == 6 && strncmp(p, "checks", 6) == 0) {
+            swfi_checks_all_on = true;
+        } else if (len > 0) {
+            int n = snprintf(unknown + used, sizeof(unknown) - used, "%s\"%.*s\"",
+                             used > 0 ? ", " : "", (int)(len > 32 ? 32 : len), p);
+            if (n > 0 && (size_t)n < sizeof(unknown) - used)
+                used += (size_t)n;
+        }
+        p += len;
+        p += strspn(p, ", ");
+    }
+    if (used > 0)
+        fprintf(stderr,
+                "sweepfill: SWF_DEBUG=\"%.64s\": %s not known (the accepted word: checks, in a "
+                "comma- or space-separated list): ignored\n",
+                v, unknown);
 }
 
 int swf_debug_checks(void)

@@ -59,7 +59,7 @@ static int dir_reserve(struct swf_itable *t, uint32_t blocks)
         return ENOMEM;
     }
     mem[0] = t->x_blocks ? t->x_blocks - 1 : NULL;
-    if (t->dir_cap > 0) {
+    if (t->x_blocks != NULL) { /* dir_cap > 0: the two are set together, below */
         memcpy(mem + 1, t->x_blocks, t->dir_cap * sizeof(void *));
         memcpy(owns, t->owns, t->dir_cap);
     }

@@ -8,12 +8,14 @@
  *                     a per-CPU slot); or glibc registered no rseq area (__rseq_size is 0: an old
  *                     kernel, GLIBC_TUNABLES=glibc.pthread.rseq=0, valgrind, qemu-user); or the
  *                     calling thread's area says it is not registered; or membarrier's rseq fence
- *                     could not be registered; or SWF_PERCPU=0 asks for the per-thread mode;
+ *                     could not be registered; or SWF_PERCPU asks for the per-thread mode (0,
+ *                     off, no, false);
  *   SWFI_RSEQ_MM_CID  slots indexed by the area's mm_cid (Linux 6.3: a dense per-process id below
  *                     the number of threads running at once, so a process allowed 2 CPUs uses 2
  *                     slots), when the kernel's rseq feature size (getauxval(AT_RSEQ_FEATURE_SIZE))
- *                     is at least 28, unless SWF_PERCPU=cpu_id (the default: SWF_PERCPU unset,
- *                     or any value but 0 and cpu_id, gets either where the system has rseq);
+ *                     is at least 28, unless SWF_PERCPU=cpu_id (the default, SWF_PERCPU unset or
+ *                     empty, and SWF_PERCPU=1, on, yes or true get either where the system has
+ *                     rseq; an unknown value gets one line on stderr and the default);
  *   SWFI_RSEQ_CPU_ID  slots indexed by the area's cpu_id otherwise.
  * Either index is below swfi_rseq_slots(), the possible CPUs (/sys/devices/system/cpu/possible).
  *
@@ -26,6 +28,8 @@
  * Reaching another CPU's slot (swfi_rseq_lock_slots): set its lock bit with a compare-and-swap,
  * then membarrier's rseq fence aborts every sequence in flight; a sequence that committed a new
  * word before the fence cleared the bit, which the locker sees when it reads the slot again.
+ * Nothing else can stand in for the fence: where the kernel refuses it (a seccomp filter
+ * installed after the mode was chosen), the locker unlocks and leaves the magazines in place.
  */
 #ifndef SWF_LIB_RSEQ_H
 #define SWF_LIB_RSEQ_H
@@ -55,15 +59,28 @@ enum swfi_rseq_mode {
 /* The mode, decided at the first call (which may register membarrier: blocking, once). */
 enum swfi_rseq_mode swfi_rseq_mode(void);
 
+/* Why the process has that mode: what asked for it and what the system has (one sentence,
+ * swf_cache_percpu_reason's). Decides the mode if it is not decided yet. */
+const char *swfi_rseq_mode_why(void);
+
 /* Slots a per-CPU array needs: the possible CPUs (at least 1). */
 uint32_t swfi_rseq_slots(void);
+
+/* The highest CPU number in a CPU list (the kernel's format: "0-63", "0,2-5,7", with or without a
+ * final newline) plus 1; 0 when the list is empty or malformed. And the same for the list a file
+ * holds (0 too when it cannot be read). */
+uint32_t swfi_cpu_list_max(const char *list);
+uint32_t swfi_cpu_list_file_max(const char *path);
 
 /* Aborts counted on the calling thread (its sequences started again after an abort). */
 uint64_t swfi_rseq_aborts(void);
 
-/* Lock slots[i] (i < n) for this thread, whatever their contents: on return each has the lock
- * bit, and no sequence that saw the slot unlocked can still commit. Blocking (membarrier). */
-void swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n);
+/* Lock slots[i] (i < n) for this thread, whatever their contents: true when each has the lock
+ * bit and no sequence that saw the slot unlocked can still commit; false, every slot unlocked
+ * again and nothing else changed, when the kernel refused the rseq fence (a seccomp filter
+ * installed after the mode was chosen): the caller must then leave the slots' magazines alone.
+ * Blocking (membarrier). */
+bool swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n);
 
 /* The descriptors of every sequence in this object ([*begin, *end)), for the static check. */
 struct swfi_rseq_cs {

@@ -89,7 +89,8 @@ static void *alloc_wait(struct swf_cache *c)
         obj = take(c, ts);
     }
     /* At the limit (or out of memory): what other CPUs' magazines hold (a membarrier fence). */
-    if (obj == NULL && c->pcpu && swfi_pcpu_drain(c) > 0)
+    const char *refused = NULL;
+    if (obj == NULL && c->pcpu && swfi_pcpu_drain(c, &refused) > 0)
         obj = take(c, ts);
     pthread_mutex_unlock(&c->refill_lock);
     /* No memory to be had: the shared pairs that were in use a moment ago, waited for now that
@@ -99,7 +100,9 @@ static void *alloc_wait(struct swf_cache *c)
     if (obj == NULL) {
         swfi_fetch_add_relaxed_64(&c->x_fails_wait, 1);
         return swfi_fail_null("swf_cache_alloc", ENOMEM,
-                              err ? why : "no memory for this thread's magazines");
+                              err == ENOMEM && refused ? refused
+                              : err                    ? why
+                                                       : "no memory for this thread's magazines");
     }
     count_alloc(c, ts, SWF_WAIT);
     swfi_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
@@ -502,12 +505,13 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     struct swf_tstate *ts = swfi_tstate_bind_locked(c);
     swfi_pools_replenish(c);
     uint64_t have = reachable_objects(c, ts);
-    if (have < n && c->pcpu && swfi_pcpu_drain(c) > 0) /* what every CPU holds, to the depot */
+    const char *refused = NULL; /* the drain was refused: the rest is mapped instead */
+    if (have < n && c->pcpu && swfi_pcpu_drain(c, &refused) > 0) /* every CPU's, to the depot */
         have = reachable_objects(c, ts);
     uint64_t room = 0;
     if (have < n && ((err = swfi_map_check(c, (size_t)(n - have))) != 0 ||
                      (err = swfi_map_objects(c, (size_t)(n - have))) != 0)) {
-        why = c->map_why;
+        why = err == ENOMEM && refused ? refused : c->map_why;
         room = have + c->map_room;
     }
     swfi_pools_replenish(c);
@@ -727,4 +731,9 @@ int swf_cache_destroy(struct swf_cache *c)
 int swf_cache_percpu(void)
 {
     return (int)swfi_rseq_mode();
+}
+
+const char *swf_cache_percpu_reason(void)
+{
+    return swfi_rseq_mode_why();
 }

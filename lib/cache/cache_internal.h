@@ -13,6 +13,9 @@
  *   freecheck.c the process-wide map from address to chunk (the always-on check of every
  *               free), the free mark's double-free check, and the full checks' states
  *   deferred.c  frees after an epoch grace period
+ *   percpu.c    the per-CPU mode's magazines: one per CPU in the slot array, moved by rseq
+ *   validate.c  the full checks' recount of the conservation equations below
+ *   failslab.c  failure injection (failslab.h)
  *
  * Where a free object can be, and who may touch it there:
  *   1. in a magazine loaded in a thread state (ts->loaded, ts->prev): only the thread bound to
@@ -61,6 +64,7 @@
 
 #include <ck_epoch.h>
 
+#include "base/rseq.h" /* before cache.h: a SWF_RSEQ_DELAY build's delay reaches its sequences */
 #include "sweepfill/cache.h"
 
 #include "base/atomic.h"
@@ -68,7 +72,6 @@
 #include "cache/users.h"
 #include "base/istack.h"
 #include "base/owner.h"
-#include "base/rseq.h"
 #include "base/util.h"
 
 #define MAG_CAP         SWF_CACHE_MAGAZINE
@@ -449,8 +452,9 @@ uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn);
 bool swfi_pcpu_holds(struct swf_cache *c, const void *obj);
 
 /* Move every CPU's objects to the depot (refill_lock held; blocking: membarrier). Returns how
- * many objects moved. */
-uint64_t swfi_pcpu_drain(struct swf_cache *c);
+ * many objects moved; 0 when the kernel refused the fence, every magazine left in its slot, with
+ * *refused set to the reason an ENOMEM that follows gives. */
+uint64_t swfi_pcpu_drain(struct swf_cache *c, const char **refused);
 
 /* ---- chunk.c ---------------------------------------------------------------------------------
  */

@@ -246,9 +246,13 @@ int swfi_failslab_from_env(struct swf_failslab_state *s, const char *name)
     struct swf_failslab fs;
     char only[128];
     char err[160];
-    if (swf_failslab_parse(spec, &fs, only, sizeof(only), err, sizeof(err)) != 0) {
-        fprintf(stderr, "sweepfill: swf_cache_create: malformed %s=\"%s\": %s\n", SWF_FAILSLAB_ENV,
-                spec, err);
+    /* One line naming the variable, what is wrong and the accepted syntax; the cache is not
+     * created (cache.h: a malformed value is never ignored). */
+    if (parse_spec(spec, &fs, only, sizeof(only), err, sizeof(err)) != 0) {
+        fprintf(stderr,
+                "sweepfill: swf_cache_create: %s=\"%.64s\" is malformed (%s); accepted: "
+                "probability=P[,interval=I][,times=T][,seed=S][,cache=NAME]: EINVAL\n",
+                SWF_FAILSLAB_ENV, spec, err);
         return EINVAL;
     }
     if (only[0] != '\0' && (name == NULL || strcmp(only, name) != 0))

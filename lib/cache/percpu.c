@@ -13,8 +13,10 @@
  * sequence that commits only if the slot still holds the magazine it saw; the one it took out
  * goes to the depot. Between that pop and the swap a preempted thread holds one magazine (the
  * only objects a preempted thread can hold). Other CPUs' magazines are reached on the blocking
- * paths only (flush, a WAIT allocation that finds nothing, destroy needs nothing): lock every
- * slot (rseq.h), move what they hold to the depot, unlock.
+ * paths only (a WAIT allocation that finds nothing, a grow; flush and destroy need nothing):
+ * lock every slot (rseq.h), move what they hold to the depot, unlock. Where the kernel refuses
+ * the fence (a seccomp filter installed after the mode was chosen), the drain moves nothing and
+ * those objects wait in their magazines for a thread that runs on that CPU.
  */
 #include "cache/cache_internal.h"
 
@@ -235,14 +237,18 @@ bool swfi_pcpu_holds(struct swf_cache *c, const void *obj)
     return slots != NULL && swfi_rseq_find(slots, c->owner.head.nslots, obj);
 }
 
-uint64_t swfi_pcpu_drain(struct swf_cache *c)
+uint64_t swfi_pcpu_drain(struct swf_cache *c, const char **refused)
 {
     uintptr_t *slots = slots_of(c);
     if (slots == NULL)
         return 0;
     uint32_t n = c->owner.head.nslots;
     swfi_mags_reserve(c, n + SPARE_EMPTY_MAGS);
-    swfi_rseq_lock_slots(slots, n);
+    if (!swfi_rseq_lock_slots(slots, n)) { /* a sequence may still commit into any of them */
+        *refused = "no more objects could be mapped, and those in other CPUs' magazines are "
+                   "out of reach (the kernel refused membarrier's rseq fence)";
+        return 0;
+    }
     uint64_t moved = 0;
     for (uint32_t i = 0; i < n; i++) {
         uintptr_t word = (uintptr_t)swfi_load_acquire_ptr((void *const *)&slots[i]);

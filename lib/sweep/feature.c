@@ -16,8 +16,10 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -56,15 +58,29 @@ struct swf_feature {
 
 /* Whether the process can use membarrier's private expedited command (registered here: the
  * registration is per process and lasts). Never under ThreadSanitizer, which cannot see it, and
- * not when SWF_NO_MEMBARRIER is set in the environment (to test the fence path). */
+ * not when SWF_NO_MEMBARRIER asks for the fence path (1, on, yes, true; 0, off, no, false, empty
+ * or unset: membarrier where the kernel has it). Any other value gets one line, once per process,
+ * and the default: a typo must not silently test the other path. */
 static bool membarrier_usable(void)
 {
 #if defined(SWF_TSAN) || !defined(__NR_membarrier)
     return false;
 #else
+    static const char *const words[] = {"1", "on", "yes", "true", "0", "off", "no", "false"};
+    static int warned;
     const char *no = getenv("SWF_NO_MEMBARRIER");
-    if (no != NULL && no[0] != '\0' && strcmp(no, "0") != 0)
-        return false;
+    if (no != NULL && no[0] != '\0') {
+        size_t i = 0;
+        while (i < 8 && strcasecmp(no, words[i]) != 0)
+            i++;
+        if (i < 4)
+            return false;
+        if (i == 8 && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+            fprintf(stderr,
+                    "sweepfill: SWF_NO_MEMBARRIER=\"%.64s\" is not one of 1, on, yes, true (the "
+                    "fence path), 0, off, no, false or empty: using the default (membarrier)\n",
+                    no);
+    }
     long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0);
     if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
         return false;

@@ -18,21 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "one_cpu.h"
+
 /* SWF_TEST_ONE_CPU=1 (the unit and nowait suites set it, test/README.md): the process stays on
- * the CPU it started on. In the per-CPU mode a thread that moves to another CPU leaves what is in
- * the last CPU's magazine out of its NOWAIT allocations' reach (cache.h, swf_cache_grow): these
- * suites count exactly what a grow made ready, so they keep every thread on one CPU; the
- * concurrent suite lets threads move. */
+ * the CPU it started on (one_cpu.h says why). Each test of these suites counts exactly what a grow
+ * made ready, so every thread stays on one CPU; the concurrent suite lets threads move. */
 __attribute__((constructor)) static void tap_one_cpu(void)
 {
     const char *env = getenv("SWF_TEST_ONE_CPU");
     if (env == NULL || strcmp(env, "1") != 0)
         return;
-    int cpu = sched_getcpu();
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu < 0 ? 0 : cpu, &set);
-    if (sched_setaffinity(0, sizeof(set), &set) != 0)
+    if (one_cpu_stay() < 0)
         fprintf(stderr, "# SWF_TEST_ONE_CPU: sched_setaffinity failed; threads may move\n");
 }
 

@@ -1,8 +1,8 @@
 /*
- * test/cache_inline_percpu.c - cache.h's inline path in the per-CPU mode: it pops and pushes the
- * CPU's magazine itself, each sequence clears the thread's rseq_cs when it ends (what lets an
- * object that calls the inline path be dlclosed), and the counts stay exact while threads are
- * preempted and migrated inside the sequences.
+ * test/concurrent/cache_inline_percpu.c - cache.h's inline path in the per-CPU mode: it pops and
+ * pushes the CPU's magazine itself, each sequence clears the thread's rseq_cs when it ends (what
+ * lets an object that calls the inline path be dlclosed), and the counts stay exact while threads
+ * are preempted and migrated inside the sequences.
  *
  * The program is linked with -Wl,--wrap=swf_cache_alloc,--wrap=swf_cache_free: its own calls to
  * the two (those the inline path makes) come to the __wrap_ functions below, which count them and

@@ -1,6 +1,6 @@
 /*
- * test/cache_percpu.c - the cache in the per-CPU mode (cache.h, swf_cache_percpu): the mode as
- * reported, and objects that a thread freed are never held by that thread.
+ * test/concurrent/cache_percpu.c - the cache in the per-CPU mode (cache.h, swf_cache_percpu): the
+ * mode as reported, and objects that a thread freed are never held by that thread.
  *
  * A cache limited to 60 objects. Thread A (which made a blocking call, so in the per-thread mode
  * it has magazines of its own) allocates all 60 with NOWAIT, frees them, and stays alive. Then

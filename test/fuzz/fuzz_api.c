@@ -40,6 +40,7 @@
 #include <sweepfill/sweepfill.h>
 
 #include "../common/members.h"
+#include "../common/one_cpu.h"
 
 #define NP          40   /* members of the plain list */
 #define NN          24   /* registry nodes */
@@ -60,6 +61,33 @@ struct fnode {
 };
 
 enum nstate { N_UNLINKED, N_LINKED, N_PENDING };
+
+/* ---- one CPU ------------------------------------------------------------------------------- */
+
+/* The model counts exactly which objects a NOWAIT allocation reaches: in the per-CPU mode only
+ * those of the magazine of the CPU (or mm_cid) the thread runs on, so a migration between a free
+ * and an allocation makes a NOWAIT fail with objects ready (cache.h, swf_cache_grow). The harness
+ * keeps its process on the CPU it starts on, before libFuzzer starts its own threads, and its
+ * model stays exact. SWF_FUZZ_MIGRATE=1 moves the thread to another allowed CPU before every
+ * operation, as a loaded machine's scheduler may (run.sh replays the inputs that way): with the
+ * process pinned there is nowhere to go. */
+static bool migrate;
+
+__attribute__((constructor)) static void fuzz_one_cpu(void)
+{
+    migrate = getenv("SWF_FUZZ_MIGRATE") != NULL && strcmp(getenv("SWF_FUZZ_MIGRATE"), "1") == 0;
+    if (one_cpu_stay() >= 0)
+        return;
+    /* Nowhere to pin: the per-thread mode, where this one thread's reach is exact. */
+    fprintf(stderr, "fuzz_api: cannot keep the process on one CPU; fuzzing the per-thread mode\n");
+    setenv("SWF_PERCPU", "0", 1);
+}
+
+static void maybe_migrate(void)
+{
+    if (migrate)
+        (void)one_cpu_migrate();
+}
 
 /* ---- the reference model -------------------------------------------------------------------- */
 
@@ -1507,6 +1535,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (op_no = 1; in.n > 0 && op_no <= MAX_OPS; op_no++) {
         uint8_t op = u8(&in) % (sizeof(names) / sizeof(names[0]));
         op_name = names[op];
+        maybe_migrate();
         switch (op) {
         case 0:
             op_alloc_nowait();

@@ -5,7 +5,10 @@
 #      -fsanitize=fuzzer,address,undefined into OUTDIR (the harness needs clang; the
 #      library's own builds use the default compiler);
 #   2. replay every input of the committed seed corpus (test/fuzz/corpus/);
-#   3. replay every regression input (test/fuzz/regressions/): inputs that once failed;
+#   3. replay every regression input (test/fuzz/regressions/): inputs that once failed; then the
+#      seed and regression inputs again with SWF_FUZZ_MIGRATE=1 (the harness moves its thread to
+#      another CPU before every operation, as a loaded machine may; the harness keeps its process
+#      on one CPU, so the model stays exact), in the default per-CPU mode and with cpu_id;
 #   4. replay the inputs that show known library bugs (test/fuzz/known-bugs/) in strict mode -
 #      only when SWF_FUZZ_KNOWN_BUGS=1, since they fail until those bugs are fixed; skipped
 #      otherwise;
@@ -48,6 +51,7 @@ replay() { # label, env assignment or "", files...
   fi
   local bad=0 f
   for f in "$@"; do
+    # shellcheck disable=SC2086 # $env is a list of NAME=VALUE words
     if ! env $env "$out/fuzz_api" "$f" >"$out/replay.log" 2>&1; then
       bad=$((bad + 1))
       echo "# $label input $(basename "$f") fails:"
@@ -65,6 +69,7 @@ replay() { # label, env assignment or "", files...
 # 1. Build. The ignore list only keeps coverage callbacks out of cache_free_memory's loop over
 # the debug build's address map (65,536 entries per destroyed cache), which halves the rate.
 echo "fun:cache_free_memory" >"$out/coverage-ignore.txt"
+# shellcheck disable=SC2054 # the commas are -fsanitize's own
 build=("$cc" -g -O1 -std=c11 -Wall -Wextra -D_GNU_SOURCE
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   "-fsanitize-coverage-ignorelist=$out/coverage-ignore.txt"
@@ -88,6 +93,10 @@ fi
 shopt -s nullglob
 replay "seed corpus" "" "$src"/test/fuzz/corpus/*
 replay "regression" "" "$src"/test/fuzz/regressions/*.bin
+replay "migrated seed and regression" "SWF_FUZZ_MIGRATE=1" \
+  "$src"/test/fuzz/corpus/* "$src"/test/fuzz/regressions/*.bin
+replay "migrated cpu_id-mode regression" "SWF_FUZZ_MIGRATE=1 SWF_PERCPU=cpu_id" \
+  "$src"/test/fuzz/regressions/*.bin
 known=("$src"/test/fuzz/known-bugs/*.bin)
 if [ "${SWF_FUZZ_KNOWN_BUGS:-0}" = 1 ]; then
   replay "known-bug" "SWF_FUZZ_STRICT_PARSE=1" "${known[@]}"
@@ -100,7 +109,7 @@ fi
 rm -rf "$out/corpus" "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-*
 mkdir -p "$out/corpus"
 cp "$src"/test/fuzz/corpus/* "$out/corpus/"
-start=$(ls "$out/corpus" | wc -l)
+start=$(find "$out/corpus" -type f | wc -l)
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_context_size=0" \
   "$out/fuzz_api" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="$out/" "$out/corpus" >"$out/fuzz.log" 2>&1
@@ -109,7 +118,7 @@ execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$out/fuzz.l
 rate=$(sed -nE 's/^stat::average_exec_per_sec: *([0-9]+)/\1/p' "$out/fuzz.log")
 rss=$(sed -nE 's/^stat::peak_rss_mb: *([0-9]+)/\1/p' "$out/fuzz.log")
 cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$out/fuzz.log" | tail -1)
-end=$(ls "$out/corpus" | wc -l)
+end=$(find "$out/corpus" -type f | wc -l)
 artifacts=("$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-*)
 artifact=${artifacts[0]:-}
 if [ $rc -eq 0 ] && [ -z "$artifact" ]; then

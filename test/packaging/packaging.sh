@@ -19,7 +19,7 @@ needed() { readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' 
 meson install -C "$build" --destdir "$tmp/root" --no-rebuild >"$tmp/install.log" 2>&1
 ok $? "meson install into a scratch destdir"
 pc=$(find "$tmp/root" -name sweepfill.pc | head -n 1)
-[ -n "$pc" ]; ok $? "sweepfill.pc is installed (${pc#$tmp/root})"
+[ -n "$pc" ]; ok $? "sweepfill.pc is installed (${pc#"$tmp/root"})"
 hdrs=$(find "$tmp/root" -path '*/include/sweepfill/cache.h' | head -n 1)
 [ -n "$hdrs" ]; ok $? "headers are installed under include/sweepfill/"
 pcdir=$(dirname "${pc:-/nonexistent}")
@@ -30,7 +30,7 @@ flags=$(pkgconf --cflags --libs sweepfill 2>"$tmp/pc.err")
 ok $? "pkg-config --cflags --libs sweepfill: $flags"
 libdir=$(pkgconf --variable=libdir sweepfill)
 [ -f "$libdir/libsweepfill.so" ] && [ -f "$libdir/libsweepfill.a" ]
-ok $? "both libsweepfill.so and libsweepfill.a are installed (${libdir#$tmp/root})"
+ok $? "both libsweepfill.so and libsweepfill.a are installed (${libdir#"$tmp/root"})"
 # shellcheck disable=SC2086
 cc -std=c11 -o "$tmp/consumer" "$src/test/packaging/consumer/consumer.c" $flags >"$tmp/cc.log" 2>&1
 ok $? "cc consumer.c \$(pkg-config --cflags --libs sweepfill)"
@@ -51,7 +51,7 @@ cc -std=c11 -o "$tmp/consumer-rpath" "$src/test/packaging/consumer/consumer.c" $
   -Wl,-rpath,"$libdir" >"$tmp/cc-rpath.log" 2>&1
 found=$(ldd "$tmp/consumer-rpath" 2>/dev/null | sed -n 's/^[[:space:]]*libsweepfill\.so\.0 => \([^ ]*\).*/\1/p')
 [ "$found" = "$libdir/libsweepfill.so.0" ] && "$tmp/consumer-rpath" >/dev/null 2>&1
-ok $? "linked with -Wl,-rpath,\$(pkg-config --variable=libdir sweepfill), it finds the library without LD_LIBRARY_PATH (${found#$tmp/root})"
+ok $? "linked with -Wl,-rpath,\$(pkg-config --variable=libdir sweepfill), it finds the library without LD_LIBRARY_PATH (${found#"$tmp/root"})"
 
 # README's static recipe: -Bstatic around pkg-config's libraries (pkg-config --static alone
 # still lets the linker take libsweepfill.so).

@@ -73,7 +73,7 @@ TSAN_OPTIONS="halt_on_error=0 exitcode=66" \
 status=$?
 reports=$(grep -c '^WARNING: ThreadSanitizer' "$tmp/run.log")
 summary=$(grep '^tsan consumer:' "$tmp/run.log")
-sed 's/^/# /' <<<"$summary"
+printf '%s\n' "$summary" | sed 's/^/# /'
 [ "$reports" = 0 ]
 ok $? "ThreadSanitizer reports nothing, with no suppression file ($reports reports)"
 [ "$reports" = 0 ] || grep -A 8 '^WARNING: ThreadSanitizer' "$tmp/run.log" | head -n 60 | sed 's/^/# /'
@@ -101,7 +101,7 @@ TSAN_OPTIONS="halt_on_error=0 exitcode=66" \
 status=$?
 reports=$(grep -c '^WARNING: ThreadSanitizer' "$tmp/run.log")
 summary=$(grep '^tsan consumer (urcu):' "$tmp/run.log")
-sed 's/^/# /' <<<"$summary"
+printf '%s\n' "$summary" | sed 's/^/# /'
 [ "$reports" = 0 ]
 ok $? "liburcu consumer: ThreadSanitizer reports nothing, with no suppression file ($reports reports)"
 [ "$reports" = 0 ] || grep -A 8 '^WARNING: ThreadSanitizer' "$tmp/run.log" | head -n 60 | sed 's/^/# /'

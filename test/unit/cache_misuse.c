@@ -88,7 +88,7 @@ static void double_free_bulk(void)
     swf_cache_free_bulk(cache, o, 3);
 }
 
-/* The sequence: before, the next two NOWAIT allocations returned the same pointer. */
+/* The reported sequence: before, the next two NOWAIT allocations returned the same pointer. */
 static void double_free_then_alloc(void)
 {
     void *o = say(swf_cache_alloc(cache, SWF_NOWAIT));

@@ -1,5 +1,5 @@
 /*
- * test/rseq_mode.c EXPECT - the per-CPU mode the process chose, against what its environment
+ * test/unit/rseq_mode.c EXPECT - the per-CPU mode the process chose, against what its environment
  * asks: "off" (GLIBC_TUNABLES=glibc.pthread.rseq=0, or SWF_PERCPU=0), "cpu_id"
  * (SWF_PERCPU=cpu_id: the cpu_id index, wherever rseq is registered), or "auto": per-CPU
  * exactly when glibc registered rseq (and the build has the sequences), indexed by mm_cid

@@ -1,5 +1,5 @@
 /*
- * test/rseq_static.c - every restartable sequence's descriptor, read back from the binary: the
+ * test/unit/rseq_static.c - every restartable sequence's descriptor, read back from the binary: the
  * layout the kernel requires (version 0, flags 0, a non-empty section, the abort handler
  * outside it) and glibc's signature in the 4 bytes before the abort handler. It reads code,
  * never runs a sequence, so it covers the architecture built even where rseq is not registered
@@ -55,6 +55,8 @@ int main(void)
     size_t n = (size_t)(end - begin);
     ok(begin != NULL && n > 8,
        "the descriptors' section holds this program's 8 and the library's (%zu)", n);
+    /* Merged by the linker from one input section per object, and one more per section group
+     * (a function's COMDAT group: rseq_abi.h), each 32-byte aligned and a multiple of 32 long. */
     ok(((uintptr_t)begin & 31) == 0 && ((uintptr_t)end - (uintptr_t)begin) % 32 == 0,
        "the section is an array of 32-byte-aligned descriptors");
     size_t bad_version = 0, bad_range = 0, bad_abort = 0, bad_sig = 0;

@@ -1,6 +1,6 @@
 /*
- * bench/families/seed_table.c - the `seed` family, and the main of bench_seed, which also runs the
- * `floor` family (seed_floors.c) in the same process, on the same lists.
+ * bench/families/seed.c - the `seed` family, and the main of bench_seed, which also runs the
+ * `floor` family (floor.c) and the `ready` family (ready.c) in the same process, on the same lists.
  *
  * The seed table of the kernel patch (reference/fgraph-nowait-patch.txt), reproduced: N members
  * (128-byte structs, lists.h), every slot empty, objects of 4 KiB (a shadow stack, as in the
@@ -44,7 +44,7 @@
  *   --probe-visits=V     visits per probe group (default 4M)
  *   --quick              n=10k,100k, sizes=64, probe-visits=500k: what `bench/run --quick` uses
  *   --huge-pages=auto|off|required, --grow-threads=N, --cache-alloc=single|inline|bulk
- *                        the cache row of the memory-preparation floors (ready_time.c)
+ *                        the cache row of the memory-preparation floors (ready.c)
  */
 #include <errno.h>
 #include <math.h>
@@ -56,7 +56,7 @@
 #include <sweepfill/sweep.h>
 
 #include "lists.h"
-#include "ready_time.h"
+#include "ready.h"
 #include "shim/swfb.h"
 
 enum { B = SWF_SWEEP_RESERVE_DEFAULT, MAX_ARGS = 16, PROBE_GROUPS = 8 };

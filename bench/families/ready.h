@@ -1,22 +1,22 @@
 /*
- * bench/families/ready_time.h - the memory-preparation rows of bench_seed's floor family
- * (ready_time.c): how long N objects of S bytes take to become ready for their first use by each
- * way of preparing memory, beside the cache's own swf_cache_grow, in the same process as the seed
- * table.
+ * bench/families/ready.h - the `ready` family (ready.c), run by bench_seed beside the seed
+ * and floor families: how long N objects of S bytes take to become ready for their first use by
+ * each way of preparing memory, beside the cache's own swf_cache_grow, in the same process as the
+ * seed table.
  */
-#ifndef SWF_BENCH_READY_TIME_H
-#define SWF_BENCH_READY_TIME_H
+#ifndef SWF_BENCH_READY_H
+#define SWF_BENCH_READY_H
 
 #include <stdint.h>
 
 /*
- * Take ready_time.c's own flags out of argv (--huge-pages=auto|off|required, --grow-threads=N:
+ * Take ready.c's own flags out of argv (--huge-pages=auto|off|required, --grow-threads=N:
  * passed to the cache row's struct swf_cache_config when the library has those fields). Returns 0,
  * or -1 after a message on stderr for a malformed value or a flag this library cannot honour.
  */
 int ready_take_flags(int *argc, char **argv);
 
-/* Register floor/ready_<method>/size:S/n:N for every size and N, and add the context keys. */
+/* Register ready/<method>/size:S/n:N for every size and N, and add the context keys. */
 void ready_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn);
 
 /*
@@ -26,4 +26,4 @@ void ready_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn)
  */
 int64_t ready_anon_huge_kb(const void *lo, const void *hi);
 
-#endif /* SWF_BENCH_READY_TIME_H */
+#endif /* SWF_BENCH_READY_H */

@@ -1,27 +1,27 @@
 /*
- * bench/families/ready_time.c - memory preparation floors: rows of the `floor` family (bench_seed,
- * so they run in the same process as the seed table), and the cache's own figure beside them.
+ * bench/families/ready.c - the `ready` family: memory preparation floors, run by bench_seed (so
+ * in the same process as the seed table), and the cache's own figure beside them.
  *
  * For N objects of S bytes, each row measures the *ready* time: the mapping, its preparation,
  * and then one write to every object (an 8-byte store at the start of each), i.e. what it takes
- * until every object has had its first use. Rows (floor/<row>/size:S/n:N):
+ * until every object has had its first use. Rows (ready/<method>/size:S/n:N):
  *
- *   ready_touch            mmap, then write one byte per 4 KiB page (first touch), then the
+ *   touch                  mmap, then write one byte per 4 KiB page (first touch), then the
  *                          write pass
- *   ready_populate         mmap with MAP_POPULATE (the kernel faults the pages in), then the
+ *   populate               mmap with MAP_POPULATE (the kernel faults the pages in), then the
  *                          write pass
- *   ready_thp_touch        mmap 2 MiB-aligned (the length rounded up to 2 MiB), madvise
+ *   thp_touch              mmap 2 MiB-aligned (the length rounded up to 2 MiB), madvise
  *                          MADV_HUGEPAGE, write one byte per 4 KiB page, then the write pass
- *   ready_thp_popw         the same mapping, MADV_HUGEPAGE, then MADV_POPULATE_WRITE (Linux
+ *   thp_popw               the same mapping, MADV_HUGEPAGE, then MADV_POPULATE_WRITE (Linux
  *                          5.14), then the write pass
- *   ready_popw             mmap, MADV_POPULATE_WRITE, then the write pass
- *   ready_memset           memset of memory made resident beforehand (MAP_POPULATE, untimed,
+ *   popw                   mmap, MADV_POPULATE_WRITE, then the write pass
+ *   memset                 memset of memory made resident beforehand (MAP_POPULATE, untimed,
  *                          once per run), then the write pass: the bandwidth floor
- *   ready_cache            swf_cache_grow(c, N) on a fresh cache, then N NOWAIT allocations,
+ *   cache                  swf_cache_grow(c, N) on a fresh cache, then N NOWAIT allocations,
  *                          each followed by the same write: the cache's ready time
  *
- * The time of each part is kept: prep_s (mapping and preparation; for ready_cache the grow),
- * write_s (the write pass; for ready_cache the allocations and writes); the row's time is their
+ * The time of each part is kept: prep_s (mapping and preparation; for the cache row the grow),
+ * write_s (the write pass; for the cache row the allocations and writes); the row's time is their
  * sum. munmap, cache creation and destruction are untimed. A row whose madvise advice the
  * kernel refuses with EINVAL (checked once at start-up) runs once with time 0 and reports
  * counter unsupported = 1 and a label saying so.
@@ -47,7 +47,7 @@
  * calling it here would measure the library against itself and hide an unsupported advice behind
  * its fallback instead of reporting it.
  */
-#include "ready_time.h"
+#include "ready.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -92,13 +92,13 @@ struct row {
 };
 
 static const struct row rows[MAX_ROWS] = {
-    {M_TOUCH, "floor/ready_touch", false, false},
-    {M_POPULATE, "floor/ready_populate", false, false},
-    {M_THP_TOUCH, "floor/ready_thp_touch", true, false},
-    {M_THP_POPW, "floor/ready_thp_popw", true, true},
-    {M_POPW, "floor/ready_popw", false, true},
-    {M_MEMSET, "floor/ready_memset", false, false},
-    {M_CACHE, "floor/ready_cache", false, false},
+    {M_TOUCH, "ready/touch", false, false},
+    {M_POPULATE, "ready/populate", false, false},
+    {M_THP_TOUCH, "ready/thp_touch", true, false},
+    {M_THP_POPW, "ready/thp_popw", true, true},
+    {M_POPW, "ready/popw", false, true},
+    {M_MEMSET, "ready/memset", false, false},
+    {M_CACHE, "ready/cache", false, false},
 };
 
 static bool have_thp = true, have_popw = true;

@@ -1,5 +1,5 @@
 /*
- * bench/families/seed_floors.c - the `floor` family: what filling N slots costs at the least,
+ * bench/families/floor.c - the `floor` family: what filling N slots costs at the least,
  * measured in the same process as the seed family (bench_seed; this file has no main) and on the
  * same lists (lists.h: built once per N and order). Each is a floor for one part of a sweep's work:
  *

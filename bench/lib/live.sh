@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# bench/run_live.sh - the live family (bench_live, bench/README.md, live): requests served while a
-# feature is switched on and off. bench/run --live runs this; it also runs alone.
+# bench/lib/live.sh - the live family (bench_live, bench/README.md, "live"): requests served while
+# a feature is switched on and off. What bench/run --live runs.
 #
-# Usage: bench/run_live.sh [--quick] [--build-dir=DIR] [--out=DIR] [bench_live flags...]
+# Usage: bench/run --live [--quick] [--build-dir=DIR] [--out=DIR] [bench_live flags...]
 #   --quick          bench_live --smoke --n=100k (64 B, one repetition, short phases): seconds,
 #                    not minutes; N large enough that the activation lasts long enough for
 #                    requests to end during it (at --smoke's own N = 2000 it takes under a
@@ -16,8 +16,8 @@
 # OUT/live.log (bench_live's per-measurement lines). The full run takes about 10 minutes on
 # 2 cores. Do not run it under nice or beside other work if the figures are to mean anything.
 set -u -o pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-build_dir= out= flags=()
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build_dir='' out='' flags=()
 for arg in "$@"; do
   case $arg in
   --quick) flags+=(--smoke --n=100k) ;;
@@ -40,12 +40,12 @@ if [ -z "$build_dir" ]; then
     meson configure "$build_dir" "${opts[@]}" >>"$out/live.log" 2>&1
   else
     meson setup "$build_dir" "$root" "${opts[@]}" >>"$out/live.log" 2>&1
-  fi || { echo "bench/run_live.sh: configuring $build_dir failed ($out/live.log)" >&2; exit 1; }
+  fi || { echo "bench/run --live: configuring $build_dir failed ($out/live.log)" >&2; exit 1; }
   ninja -C "$build_dir" bench/bench_live >>"$out/live.log" 2>&1 ||
-    { echo "bench/run_live.sh: building bench_live failed ($out/live.log)" >&2; exit 1; }
+    { echo "bench/run --live: building bench_live failed ($out/live.log)" >&2; exit 1; }
 fi
 exe=$build_dir/bench/bench_live
-[ -x "$exe" ] || { echo "bench/run_live.sh: $exe not found" >&2; exit 1; }
+[ -x "$exe" ] || { echo "bench/run --live: $exe not found" >&2; exit 1; }
 
 echo "running bench_live ${flags[*]} (per-measurement lines: $out/live.log)"
 "$exe" --json="$out/live.json" "${flags[@]}" >"$out/live.md" 2>>"$out/live.log"
@@ -64,6 +64,6 @@ if [ $rc -eq 0 ] && [ -n "$python" ]; then
 elif [ -z "$python" ]; then
   echo "no plot: matplotlib is not installed (python3-matplotlib)"
 fi
-[ $rc -eq 0 ] || echo "bench/run_live.sh: bench_live failed (the end of $out/live.log):" >&2
+[ $rc -eq 0 ] || echo "bench/run --live: bench_live failed (the end of $out/live.log):" >&2
 [ $rc -eq 0 ] || tail -n 5 "$out/live.log" >&2
 exit $rc
