@@ -146,7 +146,8 @@ struct swf_guard {
  *     call there can wait for itself"): swf_sweep and the sweeps of SWF_SWEEP_DEFINE,
  *     swf_feature_activate, swf_feature_deactivate, swf_feature_catch_up, swf_feature_added
  *     with SWF_WAIT while the feature is on, swf_registry_activate, swf_registry_deactivate,
- *     swf_registry_synchronize, swf_registry_destroy and the swf_synchronize_* functions.
+ *     swf_registry_synchronize, swf_registry_destroy, swf_cache_quiesce and the swf_synchronize_*
+ *     functions.
  * Sections the library cannot see (your own pthread_rwlock_rdlock, rcu_read_lock or
  * ck_epoch_begin) are the watchdog's: a blocking call whose wait for a lock (a ready-made guard's
  * or synchronize function's, once its try found the lock held), for cfg.synchronize or for a

@@ -237,6 +237,8 @@ static int child(const char *name)
         ret = swf_registry_synchronize(r);
     else if (strcmp(call, "sweep") == 0)
         ret = swf_sweep(&sweep_cfg, NULL);
+    else if (strcmp(call, "cache_quiesce") == 0)
+        ret = swf_cache_quiesce(cache, &sync_rec);
     else if (strcmp(call, "tailq_sweep") == 0)
         sweep_cfg.list = tq_list(&tailq), ret = tailq_sweep(&sweep_cfg, NULL);
 #ifndef OLD_LIBRARY /* the library before the synchronize functions: the rest of the cases */
@@ -353,6 +355,7 @@ int main(int argc, char **argv)
         {"registry_synchronize", "swf_registry_synchronize"},
         {"sweep", "swf_sweep"},
         {"tailq_sweep", "tailq_sweep"},
+        {"cache_quiesce", "swf_cache_quiesce"},
 #ifndef OLD_LIBRARY
         {"synchronize_rwlock", "swf_synchronize_rwlock"},
         {"synchronize_epoch", "swf_synchronize_epoch"},
