@@ -129,13 +129,6 @@ static void nap(ck_epoch_t *e, ck_epoch_record_t *r, void *arg)
     sleep_us(20);
 }
 
-static void readers_gone(void *arg)
-{
-    (void)arg;
-    /* TODO(lead): swf_synchronize_epoch */
-    ck_epoch_synchronize_wait(&epoch, nap, NULL);
-}
-
 static int make_feature(void)
 {
     struct swf_feature_config cfg;
@@ -145,7 +138,8 @@ static int make_feature(void)
     cfg.sweep.init = init_counters;
     swf_guard_epoch(&cfg.sweep.guard, &control_rec); /* only the control thread switches */
     cfg.sweep.section_bound = 256;
-    cfg.synchronize = readers_gone;
+    cfg.synchronize = swf_synchronize_epoch; /* sleeps while it waits */
+    cfg.synchronize_arg = &control_rec;
     cfg.prepare = SWF_FEATURE_PREPARE_COUNT; /* sized when activate runs, not at start-up */
     return swf_feature_create(&cfg, &counting);
 }

@@ -32,11 +32,6 @@ SWF_LIST_CK_LIST_AUTO(tasks, task_list, task, link, shadow, pin)
 
 static struct swf_feature *tracing; /* one shadow per task while on */
 
-static void grace(void *rec)
-{
-    ck_epoch_synchronize(rec);
-}
-
 /* rec belongs to the control thread: activate, deactivate and catch_up run there, never on an
  * adder's thread (an epoch record serves one thread at a time). */
 static int make_feature(struct task_list *all, ck_epoch_record_t *rec)
@@ -46,9 +41,9 @@ static int make_feature(struct task_list *all, ck_epoch_record_t *rec)
     cfg.sweep.list = tasks_list(all);
     cfg.sweep.cache = cache;
     cfg.sweep.init = init_shadow;
-    swf_guard_epoch(&cfg.sweep.guard, rec); /* the sections run on rec, on the calling thread */
-    cfg.sweep.section_bound = 1024;         /* leave the epoch section every 1024 members */
-    cfg.synchronize = grace;
+    swf_guard_epoch(&cfg.sweep.guard, rec);  /* the sections run on rec, on the calling thread */
+    cfg.sweep.section_bound = 1024;          /* leave the epoch section every 1024 members */
+    cfg.synchronize = swf_synchronize_epoch; /* sleeps while it waits */
     cfg.synchronize_arg = rec;
     return swf_feature_create(&cfg, &tracing);
 }

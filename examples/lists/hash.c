@@ -41,12 +41,6 @@ SWF_LIST_CK_HS_AUTO(hs_entries, entry, obj, pin) /* a ck_hs whose keys are struc
 static struct swf_feature *cached;    /* one object per entry of the table while on */
 static struct swf_bucket_walk cursor; /* a bucket index and a pinned entry: lives as long */
 
-static void readers_gone(void *lock)
-{
-    pthread_rwlock_wrlock(lock);
-    pthread_rwlock_unlock(lock);
-}
-
 static int make_feature(struct table *t, pthread_rwlock_t *lock)
 {
     struct swf_feature_config cfg;
@@ -56,7 +50,7 @@ static int make_feature(struct table *t, pthread_rwlock_t *lock)
     cfg.sweep.init = init_entry;
     swf_guard_rwlock(&cfg.sweep.guard, lock);
     cfg.sweep.section_bound = 256; /* a resize in between: the walk starts again, nothing missed */
-    cfg.synchronize = readers_gone;
+    cfg.synchronize = swf_synchronize_rwlock; /* the write lock once: every reader has left */
     cfg.synchronize_arg = lock;
     return swf_feature_create(&cfg, &cached);
 }

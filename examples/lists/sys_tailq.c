@@ -30,12 +30,6 @@ SWF_LIST_SYS_TAILQ_AUTO(conns, conn_q, conn, link, stats, pin)
 
 static struct swf_feature *stats_on; /* one object per connection while on */
 
-static void readers_gone(void *lock) /* a grace period: every reader has left */
-{
-    pthread_rwlock_wrlock(lock);
-    pthread_rwlock_unlock(lock);
-}
-
 static int make_feature(struct conn_q *q, pthread_rwlock_t *lock, size_t conns_expected)
 {
     struct swf_feature_config cfg;
@@ -45,7 +39,7 @@ static int make_feature(struct conn_q *q, pthread_rwlock_t *lock, size_t conns_e
     cfg.sweep.init = init_conn;
     swf_guard_rwlock(&cfg.sweep.guard, lock); /* a section holds the read lock */
     cfg.sweep.section_bound = 64;             /* writers get in every 64 members */
-    cfg.synchronize = readers_gone;
+    cfg.synchronize = swf_synchronize_rwlock; /* the write lock once: every reader has left */
     cfg.synchronize_arg = lock;
     cfg.prepare = conns_expected + cfg.sweep.reserve; /* grown before the flag goes up */
     return swf_feature_create(&cfg, &stats_on);

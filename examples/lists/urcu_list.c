@@ -31,12 +31,6 @@ SWF_LIST_CDS_LIST_AUTO(sessions, session, link, trace, pin)
 static struct swf_feature *tracing; /* one trace buffer per session while on */
 static pthread_mutex_t update = PTHREAD_MUTEX_INITIALIZER;
 
-static void grace(void *arg)
-{
-    (void)arg;
-    urcu_memb_synchronize_rcu();
-}
-
 static int make_feature(struct cds_list_head *all) /* a registered thread (qsbr: offline) */
 {
     struct swf_feature_config cfg;
@@ -46,7 +40,8 @@ static int make_feature(struct cds_list_head *all) /* a registered thread (qsbr:
     cfg.sweep.init = init_session;
     swf_guard_urcu(&cfg.sweep.guard, &urcu_memb_flavor); /* qsbr: swf_guard_urcu_qsbr */
     cfg.sweep.section_bound = 1024;
-    cfg.synchronize = grace;
+    cfg.synchronize = swf_synchronize_urcu; /* qsbr: swf_synchronize_urcu_qsbr */
+    cfg.synchronize_arg = (void *)&urcu_memb_flavor;
     return swf_feature_create(&cfg, &tracing);
 }
 

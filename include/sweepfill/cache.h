@@ -372,7 +372,9 @@ SWF_API int swf_cache_free_deferred(struct swf_cache *c, struct ck_epoch_record 
 /*
  * Wait for a grace period on rec and dispatch its callbacks (ck_epoch_barrier): after it returns,
  * every object this thread queued on rec with swf_cache_free_deferred is free.
- * Must not be called inside an epoch section. Blocking. Returns 0; EINVAL if c or rec is NULL.
+ * Must not be called inside an epoch section: inside a section of a sweepfill guard it aborts at
+ * once, and a wait still going after 5 s prints one line (sweep.h, SWF_WATCHDOG_SECONDS).
+ * Blocking. Returns 0; EINVAL if c or rec is NULL.
  */
 SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
 

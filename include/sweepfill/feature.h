@@ -73,7 +73,12 @@
  * thread where the guard requires it: a thread registered with the flavour (urcu), or the one
  * thread that owns the epoch record (swf_guard_epoch: all three on that thread, so an adder of
  * another thread leaves its owed members to that thread's catch-up). None of them, nor
- * swf_feature_added with SWF_WAIT, may be called inside one of the list's read sections.
+ * swf_feature_added with SWF_WAIT, may be called inside one of the list's read sections: inside
+ * a section of a sweepfill guard on the calling thread (a ready-made guard's, list_urcu.h's, the
+ * registry's read lock) each aborts at once with one line on stderr (swf_feature_added only
+ * while the feature is on: off, it returns 0 inline); inside a section of your own (rdlock,
+ * rcu_read_lock, ck_epoch_begin) the wait that cannot end is reported after 5 s by the watchdog
+ * (sweep.h, SWF_WATCHDOG_SECONDS), once per call, and goes on.
  *
  * fork: no fork handlers. A child may use a feature only if no other thread of the parent was
  * inside its activate, deactivate or catch_up or between an adder's count-in and count-out;
@@ -109,8 +114,11 @@ struct swf_feature_config {
      * What list.list points to (a walk state of list_hash.h) must live as long as the feature. */
     struct swf_sweep_config sweep;
     /* Wait for a grace period of the list's readers: every read section that began before the
-     * call has ended when it returns (ck_epoch_synchronize, synchronize_rcu, taking the write
-     * side of the readers' rwlock once). Required; called outside any section, by deactivate. */
+     * call has ended when it returns. Required; called outside any section, by deactivate, on
+     * its thread. For the ready-made guards: swf_synchronize_epoch (arg: the guard's record),
+     * swf_synchronize_rwlock, swf_synchronize_mutex (arg: the lock), swf_synchronize_urcu(_qsbr)
+     * (arg: the flavour), which sleep while they wait (sweep.h). A call of it that has not
+     * returned after SWF_WATCHDOG_SECONDS (5) seconds prints one line on stderr (sweep.h). */
     void (*synchronize)(void *arg);
     void *synchronize_arg;
     /* Objects activate makes ready (swf_cache_grow) before it raises the flag: your member count

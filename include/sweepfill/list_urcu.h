@@ -13,6 +13,8 @@
  *
  *   swf_guard_urcu(&cfg.guard, &urcu_memb_flavor);         // qsbr: swf_guard_urcu_qsbr
  *   swf_grace_urcu(&grace, &urcu_memb_flavor);             // for the deleters' swf_pin_retire
+ *   fc.synchronize = swf_synchronize_urcu;                 // a feature's (feature.h); qsbr:
+ *   fc.synchronize_arg = (void *)&urcu_memb_flavor;        //    swf_synchronize_urcu_qsbr
  *
  * (with the short-name API of <urcu.h>, <urcu-qsbr.h> or <urcu-bp.h>, `&rcu_flavor` names the
  * flavour included). Included with no flavour before it, this header stops the compilation with
@@ -52,6 +54,8 @@
     "include your liburcu flavour (<urcu/urcu-memb.h>, <urcu/urcu-qsbr.h>, <urcu.h>, ...) before <sweepfill/list_urcu.h>"
 #else /* the rest of the header: after the #error, nothing more to report */
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <urcu/rcuhlist.h>
 #include <urcu/rculist.h>
 
@@ -143,13 +147,16 @@ void __tsan_ignore_thread_end(void);
 
 /* ---- guards ------------------------------------------------------------------------------- */
 
+/* Each counts its section on the thread (sweep.h: a blocking sweepfill call inside aborts). */
 static inline void swf_urcu_enter_(void *flavor)
 {
     ((const struct rcu_flavor_struct *)flavor)->read_lock();
+    swf_section_entered_();
 }
 
 static inline void swf_urcu_leave_(void *flavor)
 {
+    swf_section_left_();
     SWF_URCU_TSAN_RELEASE_(flavor);
     ((const struct rcu_flavor_struct *)flavor)->read_unlock();
 }
@@ -157,10 +164,12 @@ static inline void swf_urcu_leave_(void *flavor)
 static inline void swf_urcu_online_(void *flavor)
 {
     ((const struct rcu_flavor_struct *)flavor)->thread_online();
+    swf_section_entered_();
 }
 
 static inline void swf_urcu_offline_(void *flavor)
 {
+    swf_section_left_();
     SWF_URCU_TSAN_RELEASE_(flavor);
     ((const struct rcu_flavor_struct *)flavor)->thread_offline();
 }
@@ -190,6 +199,44 @@ static inline void swf_guard_urcu_qsbr(struct swf_guard *g, const struct rcu_fla
     g->leave = swf_urcu_offline_;
     g->arg = (void *)flavor;
     g->flags = 0;
+}
+
+/* The ready-made synchronize functions for the urcu guards (sweep.h: swf_synchronize_epoch and
+ * the others), for struct swf_feature_config.synchronize with the flavour as its argument: the
+ * flavour's synchronize_rcu, which sleeps while it waits. Call them from a thread registered
+ * with the flavour. swf_synchronize_urcu (memb, mb, signal, bp) aborts, with one line on stderr,
+ * when the calling thread is inside a read section of the flavour (rcu_read_lock, yours or a
+ * guard's: liburcu would wait for it for ever); swf_synchronize_urcu_qsbr may be called online
+ * or offline (liburcu takes an online caller offline for the wait), never inside a read section
+ * of a non-qsbr flavour sharing the thread. Both abort inside a section of a sweepfill guard
+ * (sweep.h) and on a NULL flavour, and wait under the watchdog only as cfg.synchronize
+ * (feature.h). */
+static inline void swf_urcu_synchronize_(void *flavor, const char *function, int check)
+{
+    const struct rcu_flavor_struct *fl = (const struct rcu_flavor_struct *)flavor;
+    const char *why = fl == SWF_NULL_ ? "the flavour is NULL"
+                      : check && fl->read_ongoing()
+                          ? "called inside an RCU read-side section on this thread: "
+                            "synchronize_rcu would wait for it for ever; leave the section first"
+                          : SWF_NULL_;
+    if (why != SWF_NULL_) {
+        fprintf(stderr, "sweepfill: %s: %s\n", function, why);
+        abort();
+    }
+    int outermost = swf_blocking_enter_(function);
+    fl->update_synchronize_rcu();
+    SWF_URCU_TSAN_ACQUIRE_(flavor); /* the sections that ended released on the flavour */
+    swf_blocking_leave_(outermost);
+}
+
+static inline void swf_synchronize_urcu(void *flavor)
+{
+    swf_urcu_synchronize_(flavor, "swf_synchronize_urcu", 1);
+}
+
+static inline void swf_synchronize_urcu_qsbr(void *flavor)
+{
+    swf_urcu_synchronize_(flavor, "swf_synchronize_urcu_qsbr", 0);
 }
 
 /* ---- grace: call_rcu ---------------------------------------------------------------------- */

@@ -73,6 +73,14 @@
  * grace period (synchronize, deactivate, destroy, and the cache's quiesce) spins through a few
  * scans of the readers, then sleeps on a futex that section ends wake, with a timeout of 50 us
  * doubling to 1 ms: the waiter does not take the CPU from the readers it waits for.
+ *
+ * Misuse that would wait for ever: activate, deactivate, synchronize and destroy called while a
+ * read section of any sweepfill guard is open on the calling thread (swf_registry_read_lock
+ * without its unlock included) abort at once with one line on stderr ("sweepfill:
+ * swf_registry_deactivate: called inside a read-side section of a sweepfill guard on this
+ * thread ..."). A grace-period wait that has not ended after SWF_WATCHDOG_SECONDS (5) seconds
+ * (another thread's reader that does not unlock) prints one line on stderr, once per call, and
+ * goes on waiting (sweep.h).
  */
 #ifndef SWEEPFILL_REGISTRY_H
 #define SWEEPFILL_REGISTRY_H

@@ -131,7 +131,34 @@ struct swf_guard {
  * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP) or default, a writer's longest wait fell from
  * the whole sweep (~300 ms) to ~0.1 ms; with a glibc mutex, which does not queue, only to ~5 ms:
  * the sweeping thread often takes it again before the woken writer runs. Other guards:
- * list_urcu.h (liburcu flavours). */
+ * list_urcu.h (liburcu flavours).
+ *
+ * What the ready-made guards check, in every build (each failure is one line on stderr,
+ * "sweepfill: <the public call running on the thread, else the guard's maker>: ...", then abort):
+ *   - every lock and unlock call's result: the rwlock guard's pthread_rwlock_rdlock and unlock,
+ *     the mutex guard's pthread_mutex_lock and unlock. A call that fails (EDEADLK: the thread
+ *     already holds the write lock, or an error-checking mutex; EAGAIN; EOWNERDEAD; EPERM on
+ *     unlock) aborts, naming the call, the error and its likely cause; the guard never goes on
+ *     without its lock. The epoch guard's leave aborts when the record is not inside a section.
+ *   - sections: each guard (these, list_urcu.h's, the registry's readers) counts the sections it
+ *     has open on the calling thread. A blocking call made while one is open aborts at once
+ *     ("called inside a read-side section of a sweepfill guard on this thread ... a blocking
+ *     call there can wait for itself"): swf_sweep and the sweeps of SWF_SWEEP_DEFINE,
+ *     swf_feature_activate, swf_feature_deactivate, swf_feature_catch_up, swf_feature_added
+ *     with SWF_WAIT while the feature is on, swf_registry_activate, swf_registry_deactivate,
+ *     swf_registry_synchronize, swf_registry_destroy, swf_cache_quiesce and the swf_synchronize_*
+ *     functions.
+ * Sections the library cannot see (your own pthread_rwlock_rdlock, rcu_read_lock or
+ * ck_epoch_begin) are the watchdog's: a blocking call whose wait for a lock (a ready-made guard's
+ * or synchronize function's, once its try found the lock held), for cfg.synchronize or for a
+ * grace period has not ended after SWF_WATCHDOG_SECONDS seconds prints one line on stderr
+ * ("sweepfill: <call>: still waiting for <what> after 5 s: <likely cause>") and goes on
+ * waiting. One line per call at most (per wait outside a call: a guard entered by hand names
+ * its maker, "swf_guard_rwlock"). The first watched wait of a process starts one thread (named
+ * swf-watchdog, every signal blocked) that sleeps while nothing is watched; a child of fork has
+ * none until its own first watched wait. Guards you write yourself are neither counted nor
+ * watched. */
+#define SWF_WATCHDOG_SECONDS 5
 SWF_API void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec);
 SWF_API void swf_guard_mutex(struct swf_guard *g, pthread_mutex_t *lock);
 SWF_API void swf_guard_none(struct swf_guard *g);
@@ -148,6 +175,39 @@ SWF_API void swf_guard_rwlock(struct swf_guard *g, pthread_rwlock_t *lock);
          int swf_unused_;                                                                         \
      }))
 #endif
+
+/*
+ * Ready-made synchronize functions for struct swf_feature_config.synchronize (feature.h): each
+ * waits until every read section of its guard's kind that began before the call has ended, and
+ * sleeps while it waits (it never spins for long: a reader it waits for may need the CPU).
+ *   swf_synchronize_epoch(rec)    rec: a struct ck_epoch_record registered on the list's epoch,
+ *                                 used by the calling thread only (the feature's own guard
+ *                                 record does: activate, deactivate and catch_up run on its
+ *                                 thread). ck_epoch_synchronize_wait that spins a few scans,
+ *                                 then sleeps on a futex that sweepfill's epoch sections wake
+ *                                 when they end (timeouts of 50 us to 1 ms: sections of your own
+ *                                 code are seen too). Aborts if rec is inside a section.
+ *   swf_synchronize_rwlock(lock)  a pthread_rwlock_t: takes the write lock once and releases it
+ *                                 (readers whose sections overlap without a gap hold off a
+ *                                 reader-preferring rwlock's writer, glibc's default: prefer
+ *                                 PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP).
+ *   swf_synchronize_mutex(lock)   a pthread_mutex_t: takes the mutex once and releases it.
+ *   list_urcu.h: swf_synchronize_urcu(flavor), the flavour's synchronize_rcu.
+ * Every lock call is checked as the guards' are; each aborts on a NULL argument and inside a
+ * sweepfill section (above), and waits under the watchdog. Blocking; any thread but as said.
+ */
+SWF_API void swf_synchronize_epoch(void *rec);
+SWF_API void swf_synchronize_rwlock(void *lock);
+SWF_API void swf_synchronize_mutex(void *lock);
+
+/* For guards and sweeps defined in headers (list_urcu.h, SWF_SWEEP_DEFINE): count a section
+ * entered and left on the calling thread; begin and end a blocking call (aborts inside a
+ * section; returns whether the call is the outermost, to pass to swf_blocking_leave_). The
+ * library's; not for other code. */
+SWF_API void swf_section_entered_(void);
+SWF_API void swf_section_left_(void);
+SWF_API int swf_blocking_enter_(const char *function);
+SWF_API void swf_blocking_leave_(int outermost);
 
 /* Initialise obj for member before it is published. Runs inside a read-side section: must not
  * block. obj's previous contents are whatever the cache left. */
@@ -265,8 +325,11 @@ SWF_API int swf_sweep_define_check_(const struct swf_sweep_config *cfg,
             swf_sweep_define_check_(cfg, &list_name##_ops, (size_t)list_name##_slot_offset, #fn); \
         if (err != 0)                                                                             \
             return err;                                                                           \
-        return swf_sweep_run_(cfg, &list_name##_ops, fn##_init_, (size_t)list_name##_slot_offset, \
-                              stats);                                                             \
+        int outermost_ = swf_blocking_enter_(#fn);                                                \
+        err = swf_sweep_run_(cfg, &list_name##_ops, fn##_init_, (size_t)list_name##_slot_offset,  \
+                             stats);                                                              \
+        swf_blocking_leave_(outermost_);                                                          \
+        return err;                                                                               \
     }
 
 #endif /* SWEEPFILL_SWEEP_H */

@@ -11,6 +11,7 @@
 #include "cache/cache_internal.h"
 
 #include "base/epoch.h"
+#include "base/section.h"
 
 #include <errno.h>
 
@@ -68,8 +69,13 @@ int swf_cache_quiesce(struct swf_cache *c, ck_epoch_record_t *rec)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     SWF_CHECK_ARG(rec == NULL, EINVAL, "rec is NULL");
+    SWFI_BLOCKING_CALL();
     struct swf_epoch_waiter w;
     swfi_epoch_waiter_init(&w);
+    int watch = swfi_watch_begin("the grace period of rec's epoch",
+                                 "a section of the epoch that began before it has not ended (on "
+                                 "this thread or another: ck_epoch_begin)");
     ck_epoch_barrier_wait(rec, swfi_epoch_wait, &w);
+    swfi_watch_end(watch);
     return 0;
 }

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "base/atomic.h"
+#include "base/section.h"
 #include "base/epoch.h"
 #include "base/owner.h"
 #include "base/tsan.h"
@@ -135,6 +136,7 @@ static struct swf_reader *reader_get(struct swf_registry *r)
 static void reader_enter(struct swf_reader *rd)
 {
     swfi_epoch_begin(&rd->rec);
+    swfi_section_entered(); /* a blocking call inside aborts (base/section.h) */
 }
 
 static void reader_leave(struct swf_reader *rd)
@@ -142,6 +144,7 @@ static void reader_leave(struct swf_reader *rd)
     swfi_tsan_release(&rd->r->epoch); /* tsan.h: pairs with acquires after grace periods */
     ck_epoch_end(&rd->rec, NULL);
     swfi_epoch_section_ended();
+    swfi_section_left();
 }
 
 struct swf_reader *swf_registry_read_lock(struct swf_registry *r)
@@ -291,13 +294,19 @@ static void finalise_ready(struct swf_registry *r, bool wait)
     }
 }
 
+static const char GRACE_WAIT[] = "the registry's grace period";
+static const char GRACE_CAUSE[] = "a reader has not left swf_registry_read_lock's section (on this "
+                                  "thread, or on one that waits or is stopped)";
+
 /* Wait for a grace period on wrec and run every callback queued on it. */
 static void barrier(struct swf_registry *r)
 {
     pthread_mutex_lock(&r->reclaim);
     struct swf_epoch_waiter w;
     swfi_epoch_waiter_init(&w);
+    int watch = swfi_watch_begin(GRACE_WAIT, GRACE_CAUSE);
     ck_epoch_barrier_wait(&r->wrec, swfi_epoch_wait, &w);
+    swfi_watch_end(watch);
     swfi_tsan_acquire(&r->epoch);
     pthread_mutex_unlock(&r->reclaim);
 }
@@ -305,6 +314,7 @@ static void barrier(struct swf_registry *r)
 int swf_registry_synchronize(struct swf_registry *r)
 {
     SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
+    SWFI_BLOCKING_CALL();
     barrier(r);
     finalise_ready(r, true);
     return 0;
@@ -484,6 +494,7 @@ static void record_sweep(struct swf_registry *r, const struct swf_sweep_stats *s
 int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
 {
     SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
+    SWFI_BLOCKING_CALL();
     pthread_mutex_lock(&r->activation);
     if (swfi_load_relaxed_32(&r->x_active) && r->complete) {
         pthread_mutex_unlock(&r->activation);
@@ -539,7 +550,9 @@ static void retire(struct swf_registry *r, void **objs, size_t *n, int *err)
         /* No magazine to queue them in: wait for the grace period here instead. */
         struct swf_epoch_waiter w;
         swfi_epoch_waiter_init(&w);
+        int watch = swfi_watch_begin(GRACE_WAIT, GRACE_CAUSE);
         ck_epoch_synchronize_wait(&r->epoch, swfi_epoch_wait, &w);
+        swfi_watch_end(watch);
         swfi_tsan_acquire(&r->epoch);
         for (size_t i = 0; i < *n; i++)
             swf_cache_free(r->cache, objs[i]);
@@ -588,6 +601,7 @@ static int unpublish_all(struct swf_registry *r, struct swf_reader *rd)
 int swf_registry_deactivate(struct swf_registry *r)
 {
     SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
+    SWFI_BLOCKING_CALL();
     pthread_mutex_lock(&r->activation);
     if (!swfi_load_relaxed_32(&r->x_active)) {
         pthread_mutex_unlock(&r->activation);
@@ -728,6 +742,7 @@ int swf_registry_create(const struct swf_registry_config *cfg, struct swf_regist
 int swf_registry_destroy(struct swf_registry *r)
 {
     SWF_CHECK_ARG(r == NULL, EINVAL, "r is NULL");
+    SWFI_BLOCKING_CALL();
     if (swfi_load_relaxed_32(&r->x_active))
         return swfi_fail(__func__, EBUSY, "r is active");
     if (swfi_load_relaxed_64(&r->x_members) != 0)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "base/atomic.h"
+#include "base/section.h"
 #include "base/tsan.h"
 #include "base/util.h"
 #include "cache/users.h"
@@ -159,6 +160,7 @@ int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_
     SWF_CHECK_ARG_AS(added, member == NULL, EINVAL, "member is NULL");
     SWF_CHECK_ARG_AS(added, mode != SWF_NOWAIT && mode != SWF_WAIT, EINVAL,
                      "mode is neither SWF_NOWAIT nor SWF_WAIT");
+    SWFI_BLOCKING_CALL_AS(mode == SWF_WAIT, "swf_feature_added");
     struct stripe *s = stripe_of_thread(f);
     /* C: the count-in and the flag's second load, both sequentially consistent, so that one
      * of them and deactivate's D come first in their single total order (x86: a locked add and
@@ -254,6 +256,7 @@ static size_t count_members(struct swf_feature *f)
 int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
 {
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    SWFI_BLOCKING_CALL();
     pthread_mutex_lock(&f->lock);
     uint32_t gate = swfi_load_relaxed_32(&f->head.x_gate);
     if ((gate & GATE_ON) && f->complete) {
@@ -281,6 +284,7 @@ int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
 int swf_feature_catch_up(struct swf_feature *f, struct swf_sweep_stats *stats)
 {
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    SWFI_BLOCKING_CALL();
     if (stats != NULL)
         memset(stats, 0, sizeof(*stats));
     /* Every slot owed before this call is counted at or below owed. A sweep that completed
@@ -327,12 +331,22 @@ static bool taken_room(struct taken *t)
     return true;
 }
 
+/* cfg.synchronize, under the watchdog (base/section.h). */
+static void synchronize(struct swf_feature *f)
+{
+    int w = swfi_watch_begin(
+        "cfg.synchronize", "a read-side section that began before it has not ended (on this thread "
+                           "or another: pthread_rwlock_rdlock, rcu_read_lock, ck_epoch_begin)");
+    f->cfg.synchronize(f->cfg.synchronize_arg);
+    swfi_watch_end(w);
+}
+
 /* Outside any section: a grace period, then the objects back to the cache. */
 static void taken_free(struct swf_feature *f, struct taken *t)
 {
     if (t->n == 0)
         return;
-    f->cfg.synchronize(f->cfg.synchronize_arg);
+    synchronize(f);
     swf_cache_free_bulk(f->cfg.sweep.cache, t->v, t->n);
     swfi_fetch_add_relaxed_64(&f->x_unpublished, t->n);
     t->n = 0;
@@ -440,6 +454,7 @@ static void check_all_taken(struct swf_feature *f)
 int swf_feature_deactivate(struct swf_feature *f)
 {
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    SWFI_BLOCKING_CALL();
     pthread_mutex_lock(&f->lock);
     if (!(swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON)) {
         pthread_mutex_unlock(&f->lock);

@@ -13,6 +13,7 @@
 
 #include "base/atomic.h"
 #include "base/epoch.h"
+#include "base/section.h"
 #include "base/tsan.h"
 #include "base/util.h"
 #include "sweep/check.h"
@@ -132,49 +133,107 @@ int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
     int err = swfi_sweep_check(cfg, cfg->list.ops, __func__, SWFI_SWEEP_IN_CFG, false);
     if (err != 0)
         return err;
+    SWFI_BLOCKING_CALL();
     return swf_sweep_run_(cfg, cfg->list.ops, cfg->init, cfg->list.slot_offset, stats);
 }
 
 /* ---- guards ------------------------------------------------------------------------------- */
 
+/*
+ * Every lock call is checked: a guard that could not take its lock and went on would leave a
+ * lock it never held (the rwlock guard's unlock would end the caller's own write lock). A failure
+ * aborts with the public call that was running (base/section.h). Each guard counts its sections
+ * on the thread, so that a blocking call made inside one aborts instead of waiting for itself.
+ * The locking guards try first: only a lock that is held gets watched (and pays for the clock).
+ */
+
 /* base/epoch.h: ck_epoch_begin with the load barrier ck 0.7.x lacks. */
 static void epoch_enter(void *rec)
 {
     swfi_epoch_begin(rec);
+    swfi_section_entered();
 }
 
 static void epoch_leave(void *arg)
 {
     ck_epoch_record_t *rec = arg;
+    if (SWF_UNLIKELY(ck_pr_load_uint(&rec->active) == 0))
+        swfi_die(swfi_call_name("swf_guard_epoch"),
+                 "the epoch guard's leave found record %p outside any section: enter and leave "
+                 "pair on the thread that owns the record",
+                 arg);
+    swfi_section_left();
     swfi_tsan_release(rec->global); /* see tsan.h: pairs with acquires after grace periods */
     ck_epoch_end(rec, NULL);
     swfi_epoch_section_ended(); /* wakes a grace-period waiter that sleeps (lib/base/epoch_wait.c)
                                  */
 }
 
+static const char RWLOCK_WAIT_CAUSE[] =
+    "a writer holds or waits for the lock (one that waits for something this thread holds never "
+    "lets go)";
+
 static void rwlock_enter(void *lock)
 {
-    pthread_rwlock_rdlock(lock);
+    int err = pthread_rwlock_tryrdlock(lock);
+    if (err != 0) {
+        int w = swfi_watch_begin_in("swf_guard_rwlock", "the rwlock guard's pthread_rwlock_rdlock",
+                                    RWLOCK_WAIT_CAUSE);
+        err = pthread_rwlock_rdlock(lock);
+        swfi_watch_end(w);
+    }
+    if (SWF_UNLIKELY(err != 0))
+        swfi_lock_failed("swf_guard_rwlock", "the rwlock guard's pthread_rwlock_rdlock", err,
+                         err == EDEADLK ? "does this thread hold the write lock?" : NULL);
+    swfi_section_entered();
 }
 
 static void rwlock_leave(void *lock)
 {
-    pthread_rwlock_unlock(lock);
+    swfi_section_left();
+    int err = pthread_rwlock_unlock(lock);
+    if (SWF_UNLIKELY(err != 0))
+        swfi_lock_failed("swf_guard_rwlock", "the rwlock guard's pthread_rwlock_unlock", err,
+                         "does this thread hold the read lock?");
 }
 
 static void mutex_enter(void *lock)
 {
-    pthread_mutex_lock(lock);
+    int err = pthread_mutex_trylock(lock);
+    if (err == EBUSY) {
+        int w = swfi_watch_begin_in(
+            "swf_guard_mutex", "the mutex guard's pthread_mutex_lock",
+            "another thread holds the mutex, or this one (a default mutex does not say so)");
+        err = pthread_mutex_lock(lock);
+        swfi_watch_end(w);
+    }
+    if (SWF_UNLIKELY(err != 0))
+        swfi_lock_failed("swf_guard_mutex", "the mutex guard's pthread_mutex_lock", err,
+                         err == EDEADLK      ? "does this thread hold the mutex?"
+                         : err == EOWNERDEAD ? "its owner died holding it"
+                                             : NULL);
+    swfi_section_entered();
 }
 
 static void mutex_leave(void *lock)
 {
-    pthread_mutex_unlock(lock);
+    swfi_section_left();
+    int err = pthread_mutex_unlock(lock);
+    if (SWF_UNLIKELY(err != 0))
+        swfi_lock_failed("swf_guard_mutex", "the mutex guard's pthread_mutex_unlock", err,
+                         "does this thread hold the mutex?");
 }
 
-static void nothing(void *arg)
+static void none_enter(void *arg)
 {
     (void)arg;
+    swfi_section_entered();
+}
+
+static void none_leave(void *arg)
+{
+    (void)arg;
+    swfi_section_left();
 }
 
 void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec)
@@ -202,7 +261,93 @@ void swf_guard_none(struct swf_guard *g)
 {
     if (g == NULL)
         return;
-    *g = (struct swf_guard){nothing, nothing, NULL, 0};
+    *g = (struct swf_guard){none_enter, none_leave, NULL, 0};
+}
+
+void swf_section_entered_(void)
+{
+    swfi_section_entered();
+}
+
+void swf_section_left_(void)
+{
+    swfi_section_left();
+}
+
+int swf_blocking_enter_(const char *function)
+{
+    return swfi_call_begin(function != NULL ? function : "a sweep");
+}
+
+void swf_blocking_leave_(int outermost)
+{
+    swfi_call_end(outermost);
+}
+
+/* ---- ready-made synchronize functions ------------------------------------------------------ */
+
+static const char SYNC_CAUSE[] =
+    "a read-side section that began before it has not ended (on this thread or another: "
+    "pthread_rwlock_rdlock, rcu_read_lock, ck_epoch_begin)";
+
+void swf_synchronize_epoch(void *arg)
+{
+    ck_epoch_record_t *rec = arg;
+    if (rec == NULL)
+        swfi_die("swf_synchronize_epoch", "the record is NULL: pass a registered ck_epoch record");
+    SWFI_BLOCKING_CALL();
+    if (SWF_UNLIKELY(ck_pr_load_uint(&rec->active) != 0))
+        swfi_die(swfi_call_name(__func__),
+                 "record %p is inside a section: a grace period would wait for it, and so for "
+                 "itself (call it outside the record's sections)",
+                 arg);
+    int w = swfi_watch_begin("swf_synchronize_epoch's grace period", SYNC_CAUSE);
+    struct swf_epoch_waiter waiter;
+    swfi_epoch_waiter_init(&waiter);
+    ck_epoch_synchronize_wait(rec->global, swfi_epoch_wait, &waiter);
+    swfi_watch_end(w);
+    swfi_tsan_acquire(rec->global); /* tsan.h: the sections that ended release on the epoch */
+}
+
+void swf_synchronize_rwlock(void *lock)
+{
+    if (lock == NULL)
+        swfi_die("swf_synchronize_rwlock", "the lock is NULL");
+    SWFI_BLOCKING_CALL();
+    int err = pthread_rwlock_trywrlock(lock);
+    if (err != 0) {
+        int w = swfi_watch_begin(
+            "swf_synchronize_rwlock's pthread_rwlock_wrlock",
+            "a reader holds the lock (on this thread or another: pthread_rwlock_rdlock)");
+        err = pthread_rwlock_wrlock(lock);
+        swfi_watch_end(w);
+    }
+    if (SWF_UNLIKELY(err != 0))
+        swfi_lock_failed(__func__, "swf_synchronize_rwlock's pthread_rwlock_wrlock", err,
+                         err == EDEADLK ? "does this thread hold the write lock?" : NULL);
+    err = pthread_rwlock_unlock(lock);
+    if (SWF_UNLIKELY(err != 0))
+        swfi_lock_failed(__func__, "swf_synchronize_rwlock's pthread_rwlock_unlock", err, NULL);
+}
+
+void swf_synchronize_mutex(void *lock)
+{
+    if (lock == NULL)
+        swfi_die("swf_synchronize_mutex", "the lock is NULL");
+    SWFI_BLOCKING_CALL();
+    int err = pthread_mutex_trylock(lock);
+    if (err == EBUSY) {
+        int w = swfi_watch_begin("swf_synchronize_mutex's pthread_mutex_lock",
+                                 "a thread holds the mutex (this one, or one that waits)");
+        err = pthread_mutex_lock(lock);
+        swfi_watch_end(w);
+    }
+    if (SWF_UNLIKELY(err != 0))
+        swfi_lock_failed(__func__, "swf_synchronize_mutex's pthread_mutex_lock", err,
+                         err == EDEADLK ? "does this thread hold the mutex?" : NULL);
+    err = pthread_mutex_unlock(lock);
+    if (SWF_UNLIKELY(err != 0))
+        swfi_lock_failed(__func__, "swf_synchronize_mutex's pthread_mutex_unlock", err, NULL);
 }
 
 /* ---- arrays ------------------------------------------------------------------------------- */
