@@ -233,29 +233,29 @@ static inline void keep(const void *p)
 
 /* 64 alloc+free pairs per step: ALLOC and FREE name the pair's two halves; setup and teardown
  * run around the loop. */
-#define PAIRS64(name, label, setup, teardown, ALLOC, FREE)         \
-    static void name(swfb_state *st)                               \
-    {                                                              \
-        struct swf_cache *c = setup_cache(st);                     \
-        if (c == NULL)                                             \
-            return;                                                \
-        size_t size = (size_t)swfb_range(st, 0);                   \
-        (void)size;                                                \
-        setup;                                                     \
-        uint64_t fails = 0;                                        \
-        while (swfb_keep_running_batch(st, BATCH)) {               \
-            for (int i = 0; i < BATCH; i++) {                      \
-                void *p = ALLOC;                                   \
-                keep(p);                                           \
-                if (__builtin_expect(p == NULL, 0)) {              \
-                    fails++;                                       \
-                    continue;                                      \
-                }                                                  \
-                FREE;                                              \
-            }                                                      \
-        }                                                          \
-        teardown;                                                  \
-        finish(st, label, "fails", fails);                         \
+#define PAIRS64(name, label, setup, teardown, ALLOC, FREE) \
+    static void name(swfb_state *st)                       \
+    {                                                      \
+        struct swf_cache *c = setup_cache(st);             \
+        if (c == NULL)                                     \
+            return;                                        \
+        size_t size = (size_t)swfb_range(st, 0);           \
+        (void)size;                                        \
+        setup;                                             \
+        uint64_t fails = 0;                                \
+        while (swfb_keep_running_batch(st, BATCH)) {       \
+            for (int i = 0; i < BATCH; i++) {              \
+                void *p = ALLOC;                           \
+                keep(p);                                   \
+                if (__builtin_expect(p == NULL, 0)) {      \
+                    fails++;                               \
+                    continue;                              \
+                }                                          \
+                FREE;                                      \
+            }                                              \
+        }                                                  \
+        teardown;                                          \
+        finish(st, label, "fails", fails);                 \
     }
 
 PAIRS64(bm_pairs64_cache_nowait, "sweepfill", (void)0, (void)0, swf_cache_alloc(c, SWF_NOWAIT),
@@ -284,8 +284,7 @@ static void drain_freelist(struct swf_cache *c)
         swf_cache_free(c, p);
     }
 }
-PAIRS64(bm_pairs64_floor_freelist, "floor", fill_freelist(c), drain_freelist(c),
-        ({
+PAIRS64(bm_pairs64_floor_freelist, "floor", fill_freelist(c), drain_freelist(c), ({
             void *q = freelist;
             freelist = *(void **)q;
             q;

@@ -131,8 +131,7 @@ static struct {
          .slow_ns = 5000,
          .seed = 1};
 
-/* ---- what a child reports (shared memory) -----------------------------------------------------
- */
+/* ---- what a child reports (shared memory) ---------------------------------------------------- */
 
 /* Why a request or a writer operation was slow, in this order: it waited on the run queue for at
  * least half of its time (schedstat); the thread slept (a voluntary switch); it took a page fault;

@@ -92,12 +92,9 @@ struct row {
 };
 
 static const struct row rows[MAX_ROWS] = {
-    {M_TOUCH, "ready/touch", false, false},
-    {M_POPULATE, "ready/populate", false, false},
-    {M_THP_TOUCH, "ready/thp_touch", true, false},
-    {M_THP_POPW, "ready/thp_popw", true, true},
-    {M_POPW, "ready/popw", false, true},
-    {M_MEMSET, "ready/memset", false, false},
+    {M_TOUCH, "ready/touch", false, false},        {M_POPULATE, "ready/populate", false, false},
+    {M_THP_TOUCH, "ready/thp_touch", true, false}, {M_THP_POPW, "ready/thp_popw", true, true},
+    {M_POPW, "ready/popw", false, true},           {M_MEMSET, "ready/memset", false, false},
     {M_CACHE, "ready/cache", false, false},
 };
 

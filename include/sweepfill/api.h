@@ -15,12 +15,12 @@
  * cache.h at swf_cache_free says exactly when), and a pin put without its get (pin.h). The full
  * checks also catch a double free wherever the object is, a free of an object queued for a
  * deferred free (cache.h), and a linked member that still holds an object once
- * swf_feature_deactivate has taken every slot (a move during it: feature.h): they are on for every cache when sweepfill was built with meson
- * -Ddebug_checks=true or when the environment variable SWF_DEBUG holds the word "checks" as the
- * library is loaded (SWF_DEBUG=checks: no rebuild needed; any other word in it prints one line
- * on stderr and changes nothing), and for one cache with swf_cache_config.checks = 1. With them
- * on for the process, every EINVAL reason is printed to stderr too. Misuse not caught is
- * undefined behaviour.
+ * swf_feature_deactivate has taken every slot (a move during it: feature.h): they are on for every
+ * cache when sweepfill was built with meson -Ddebug_checks=true or when the environment variable
+ * SWF_DEBUG holds the word "checks" as the library is loaded (SWF_DEBUG=checks: no rebuild needed;
+ * any other word in it prints one line on stderr and changes nothing), and for one cache with
+ * swf_cache_config.checks = 1. With them on for the process, every EINVAL reason is printed to
+ * stderr too. Misuse not caught is undefined behaviour.
  *
  * Every public symbol starts with swf_ (types, functions) or SWF_ (macros, constants); the shared
  * library exports nothing else.

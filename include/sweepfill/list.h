@@ -178,8 +178,7 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
     return l;
 }
 
-/* ---- adapter generators -----------------------------------------------------------------------
- */
+/* ---- adapter generators ---------------------------------------------------------------------- */
 
 /* Forced inline, so that a sweep generated with SWF_SWEEP_DEFINE folds the list walk into its
  * loop however large that loop is; taking the address (for a runtime ops table) still works. */

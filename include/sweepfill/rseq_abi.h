@@ -66,7 +66,7 @@
  * (5), and the common end (6), which clears rseq_cs. */
 #if defined(__x86_64__)
 #define SWF_RSEQ_ENTER_                                                              \
-    ".pushsection __swf_rseq_cs, \"aw?\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t"         \
+    ".pushsection __swf_rseq_cs, \"aw?\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t"        \
     ".quad 1f, 2f - 1f, 4f\n\t.popsection\n\t"                                       \
     "leaq 3b(%%rip), %[t]\n\tmovq %[t], 8(%[area])\n"                                \
     "1:\n\t"                                                                         \
@@ -81,14 +81,14 @@
     "5:\n\tmovl $1, %k[st]\n"                      \
     "6:\n\tmovq $0, 8(%[area])\n"
 #elif defined(__aarch64__)
-#define SWF_RSEQ_ENTER_                                                      \
+#define SWF_RSEQ_ENTER_                                                       \
     ".pushsection __swf_rseq_cs, \"aw?\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t" \
-    ".quad 1f, 2f - 1f, 4f\n\t.popsection\n\t"                               \
-    "adrp %[t], 3b\n\tadd %[t], %[t], :lo12:3b\n\tstr %[t], [%[area], #8]\n" \
-    "1:\n\t"                                                                 \
-    "ldr %w[t], [%[area], #4]\n\ttbnz %w[t], #31, 5f\n\t"                    \
-    "ldr %w[t], [%[area], %[ioff]]\n\tcmp %w[t], %w[nslots]\n\tb.hs 5f\n\t"  \
-    "ldr %[m], [%[slots], %[t], lsl #3]\n\ttbnz %[m], #0, 5f\n\t"            \
+    ".quad 1f, 2f - 1f, 4f\n\t.popsection\n\t"                                \
+    "adrp %[t], 3b\n\tadd %[t], %[t], :lo12:3b\n\tstr %[t], [%[area], #8]\n"  \
+    "1:\n\t"                                                                  \
+    "ldr %w[t], [%[area], #4]\n\ttbnz %w[t], #31, 5f\n\t"                     \
+    "ldr %w[t], [%[area], %[ioff]]\n\tcmp %w[t], %w[nslots]\n\tb.hs 5f\n\t"   \
+    "ldr %[m], [%[slots], %[t], lsl #3]\n\ttbnz %[m], #0, 5f\n\t"             \
     "cbz %[m], 5f\n\t"
 #define SWF_RSEQ_LEAVE_                \
     "2:\n\tmov %w[st], #0\n\tb 6f\n\t" \

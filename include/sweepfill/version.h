@@ -39,11 +39,11 @@
  * directly, so these never change within soname 0, neither their layout nor what the library
  * stores in them: struct swf_cache_head_, struct swf_magazine_, struct swf_thread_cache_,
  * struct swf_binding_, struct swf_thread_, the TLS variable swf_thread_self_ and its
- * initial-exec model, and the per-CPU slots and restartable sequences of rseq_abi.h. Inline functions and macros (swf_cache_alloc_fast, swf_slot_*, the
- * SWF_LIST_* adapters, list_urcu.h's guards and grace, SWF_SWEEP_DEFINE and sweep_inline.h's
- * walker, ...) are compiled into the program; they may change only in ways that old copies of
- * them keep working with the new library. The walk structs of
- * list_hash.h (swf_bucket_walk, swf_hs_walk) are used only by that inline code.
+ * initial-exec model, and the per-CPU slots and restartable sequences of rseq_abi.h. Inline
+ * functions and macros (swf_cache_alloc_fast, swf_slot_*, the SWF_LIST_* adapters, list_urcu.h's
+ * guards and grace, SWF_SWEEP_DEFINE and sweep_inline.h's walker, ...) are compiled into the
+ * program; they may change only in ways that old copies of them keep working with the new library.
+ * The walk structs of list_hash.h (swf_bucket_walk, swf_hs_walk) are used only by that inline code.
  */
 #ifndef SWEEPFILL_VERSION_H
 #define SWEEPFILL_VERSION_H

@@ -215,8 +215,7 @@ struct swf_cache {
  */
 void swfi_mag_validate(struct swf_cache *c, const struct swf_mag *m, const char *fn);
 
-/* ---- the depot's stacks ----------------------------------------------------------------------
- */
+/* ---- the depot's stacks ---------------------------------------------------------------------- */
 
 static inline struct swf_mag *swfi_mag_at(struct swf_cache *c, uint32_t index)
 {
@@ -257,8 +256,7 @@ static inline struct swf_mag *swfi_depot_get_empty(struct swf_cache *c)
     return swfi_mag_at(c, i);
 }
 
-/* ---- mag.c -----------------------------------------------------------------------------------
- */
+/* ---- mag.c ----------------------------------------------------------------------------------- */
 
 /* Add `want` empty magazines, rounded up to whole table blocks of 8, in one allocation: at most
  * 512, and no more than the table still has room for (refill_lock held). Returns how many it
@@ -291,8 +289,7 @@ void swfi_mags_put_chain(struct swf_cache *c, struct swf_mag *head);
 /* The next magazine of a private chain, or NULL. */
 struct swf_mag *swfi_mags_chain_next(struct swf_cache *c, struct swf_mag *m);
 
-/* ---- policy.c: where an allocation looks, and where a free puts ----------------------------
- */
+/* ---- policy.c: where an allocation looks, and where a free puts ------------------------------ */
 
 /* A bound thread's slow halves (ts its own state or a claimed shared one): its prev magazine,
  * then the depot, then uncarved objects, then the loose list. take returns NULL when nothing is
@@ -317,8 +314,7 @@ void *swfi_take_shared(struct swf_cache *c, struct swf_tstate *held, bool wait);
 /* Put every loose object into magazines, making magazines as needed (refill_lock held). */
 void swfi_loose_to_mags(struct swf_cache *c);
 
-/* ---- loose.c ---------------------------------------------------------------------------------
- */
+/* ---- loose.c --------------------------------------------------------------------------------- */
 
 /* Push one object (counted in x_loose_objs). */
 void swfi_loose_push(struct swf_cache *c, void *obj);
@@ -334,8 +330,7 @@ void swfi_loose_give_back(struct swf_cache *c, void *chain);
 /* n objects of taken chains went elsewhere: uncount them. */
 void swfi_loose_taken(struct swf_cache *c, uint64_t n);
 
-/* ---- tstate.c --------------------------------------------------------------------------------
- */
+/* ---- tstate.c -------------------------------------------------------------------------------- */
 
 /* Bind the calling thread to c from the spare pools, lock-free; NULL when the thread was never
  * prepared (swfi_tls_bindable) or a pool is dry. */
@@ -378,8 +373,7 @@ void swfi_pools_replenish(struct swf_cache *c);
 
 extern const struct swf_owner_ops swfi_cache_owner_ops;
 
-/* ---- percpu.c: the per-CPU mode ------------------------------------------------------------
- */
+/* ---- percpu.c: the per-CPU mode -------------------------------------------------------------- */
 
 /* Make the slot array, a magazine in each (first use, refill_lock held). 0 or ENOMEM. */
 int swfi_pcpu_init(struct swf_cache *c);
@@ -456,8 +450,7 @@ bool swfi_pcpu_holds(struct swf_cache *c, const void *obj);
  * *refused set to the reason an ENOMEM that follows gives. */
 uint64_t swfi_pcpu_drain(struct swf_cache *c, const char **refused);
 
-/* ---- chunk.c ---------------------------------------------------------------------------------
- */
+/* ---- chunk.c --------------------------------------------------------------------------------- */
 
 /* How swfi_map_prepared prepares a mapping. */
 struct swf_prep {
@@ -502,8 +495,7 @@ extern const char swfi_table_why[];
 /* Unmap every chunk (destroy). */
 void swfi_chunks_free(struct swf_cache *c);
 
-/* ---- freecheck.c -----------------------------------------------------------------------------
- */
+/* ---- freecheck.c ----------------------------------------------------------------------------- */
 
 /* Record a chunk's granules in the process-wide map (refill_lock held), and forget them (before
  * the chunk is unmapped). 0 or ENOMEM (no memory for a table, or an address beyond 2^48). */
@@ -565,8 +557,7 @@ static inline void swfi_debug_transition(struct swf_cache *c, const char *fn, vo
         swfi_debug_transition_slow(c, fn, obj, from, to);
 }
 
-/* ---- validate.c ------------------------------------------------------------------------------
- */
+/* ---- validate.c ------------------------------------------------------------------------------ */
 
 /* Full checks (c->checks): abort naming fn unless the conservation equations above hold and
  * every free object is where its state byte says. Only where no thread is inside the cache

@@ -216,8 +216,7 @@ struct swf_node *swf_registry_next(struct swf_registry *r, struct swf_node *n)
     return n ? members_next(n) : NULL;
 }
 
-/* ---- reclamation ------------------------------------------------------------------------------
- */
+/* ---- reclamation ----------------------------------------------------------------------------- */
 
 static void orphan_push(struct swf_registry *r, struct swf_node *n)
 {
@@ -320,8 +319,7 @@ int swf_registry_synchronize(struct swf_registry *r)
     return 0;
 }
 
-/* ---- the list, as a sweep sees it -------------------------------------------------------------
- */
+/* ---- the list, as a sweep sees it ------------------------------------------------------------ */
 
 static void *ops_first(void *list)
 {
@@ -365,8 +363,7 @@ static void guard_leave(void *rd)
     reader_leave(rd);
 }
 
-/* ---- add and del ------------------------------------------------------------------------------
- */
+/* ---- add and del ----------------------------------------------------------------------------- */
 
 /* Why n cannot be added, or NULL: its state, read under `writer`. */
 static const char *add_refusal(struct swf_node *n, int *err)
@@ -471,8 +468,7 @@ int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)
     return 0;
 }
 
-/* ---- activate and deactivate ------------------------------------------------------------------
- */
+/* ---- activate and deactivate ----------------------------------------------------------------- */
 
 static void set_active(struct swf_registry *r, uint32_t on)
 {
@@ -699,8 +695,7 @@ static const struct swf_owner_ops registry_owner_ops = {
     .fork_rank = 0, /* before the caches: a registry takes refill locks while holding its own */
 };
 
-/* ---- create, destroy, stats -------------------------------------------------------------------
- */
+/* ---- create, destroy, stats ------------------------------------------------------------------ */
 
 int swf_registry_create(const struct swf_registry_config *cfg, struct swf_registry **out)
 {

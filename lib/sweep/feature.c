@@ -187,8 +187,7 @@ int swf_feature_release(struct swf_feature *f, void *member)
     return 0;
 }
 
-/* ---- the sweep --------------------------------------------------------------------------------
- */
+/* ---- the sweep ------------------------------------------------------------------------------- */
 
 /* Under f->lock, with the flag up: one sweep. It covers every slot counted owed before it
  * began (it reads the count first, and then walks a list that holds those members); completed,
@@ -305,8 +304,7 @@ int swf_feature_catch_up(struct swf_feature *f, struct swf_sweep_stats *stats)
     return err ? swfi_fail(__func__, err, "the sweep ran out of memory: still owed") : 0;
 }
 
-/* ---- deactivation -----------------------------------------------------------------------------
- */
+/* ---- deactivation ---------------------------------------------------------------------------- */
 
 /* The objects a deactivation took, freed after one grace period. */
 struct taken {
@@ -474,8 +472,7 @@ int swf_feature_deactivate(struct swf_feature *f)
     return 0;
 }
 
-/* ---- create, destroy, stats -------------------------------------------------------------------
- */
+/* ---- create, destroy, stats ------------------------------------------------------------------ */
 
 int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature **out)
 {

@@ -39,7 +39,7 @@ static void *quiescer(void *arg)
         objs[i] = swf_cache_alloc(r->c, SWF_WAIT);
     swf_cache_free_deferred(r->c, &rec, objs, OBJS);
     swf_cache_free(r->c, r->warm); /* now only the deferred frees keep the cache alive */
-    ck_epoch_barrier(&rec); /* runs the callbacks here, while the other thread retries */
+    ck_epoch_barrier(&rec);        /* runs the callbacks here, while the other thread retries */
     ck_epoch_unregister(&rec);
     return NULL;
 }
@@ -82,7 +82,7 @@ int main(void)
         other += r.other;
     }
     ok(destroyed == rounds && other == 0,
-       "%d rounds: destroy succeeded once each, after %d EBUSY answers (%d other answers)",
-       rounds, busy, other);
+       "%d rounds: destroy succeeded once each, after %d EBUSY answers (%d other answers)", rounds,
+       busy, other);
     return tap_done();
 }

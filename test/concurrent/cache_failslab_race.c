@@ -43,8 +43,7 @@ int main(void)
     struct swf_failslab third = {.probability = 100, .interval = 3, .times = -1, .seed = 9};
     int switches = TAP_SANITIZED || tap_under_valgrind() ? 2000 : 20000, bad = 0;
     for (int i = 0; i < switches; i++)
-        bad += swf_cache_set_failslab(cache, i % 3 == 0 ? &every : i % 3 == 1 ? &third : NULL) !=
-               0;
+        bad += swf_cache_set_failslab(cache, i % 3 == 0 ? &every : i % 3 == 1 ? &third : NULL) != 0;
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < CALLERS; i++)
         pthread_join(t[i], NULL);
@@ -55,9 +54,8 @@ int main(void)
     swf_cache_stats(cache, &s);
     ok(bad == 0, "%d reconfigurations", switches);
     ok(s.allocs_nowait + s.fails_injected + s.fails_nowait == total && failed == s.fails_injected,
-       "%llu calls: %llu succeeded, %llu failed by injection, none lost",
-       (unsigned long long)total, (unsigned long long)s.allocs_nowait,
-       (unsigned long long)s.fails_injected);
+       "%llu calls: %llu succeeded, %llu failed by injection, none lost", (unsigned long long)total,
+       (unsigned long long)s.allocs_nowait, (unsigned long long)s.fails_injected);
     ok(s.alive == 0 && swf_cache_destroy(cache) == 0, "destroy");
     return tap_done();
 }

@@ -55,7 +55,8 @@ static void try_add(struct item *it)
             __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
         }
         __atomic_store_n(&it->linked, 1, __ATOMIC_RELEASE);
-    } else if (err != EBUSY && err != EEXIST && __atomic_fetch_add(&bad_errors, 1, __ATOMIC_RELAXED) == 0) {
+    } else if (err != EBUSY && err != EEXIST &&
+               __atomic_fetch_add(&bad_errors, 1, __ATOMIC_RELAXED) == 0) {
         diag("add: %d (%s)", err, swf_error_reason());
     }
 }
@@ -115,7 +116,9 @@ int main(void)
     if (early_adds != 0)
         return tap_done(); /* the registry's state is not to be trusted any more */
     ok(cycles == target, "%d delete / retried-add cycles", cycles);
-    ok(bad_errors == 0, "every failed add was EBUSY (or EEXIST before the del), every del 0 (%d others)", bad_errors);
+    ok(bad_errors == 0,
+       "every failed add was EBUSY (or EEXIST before the del), every del 0 (%d others)",
+       bad_errors);
 
     for (int i = 0; i < NODES; i++)
         if (items[i].linked)

@@ -356,8 +356,7 @@ static void epoch_drain(struct writer_state *w)
     ck_epoch_barrier(trec);
 }
 
-/* ---- sys TAILQ_AUTO under an rwlock -----------------------------------------------------------
- */
+/* ---- sys TAILQ_AUTO under an rwlock ---------------------------------------------------------- */
 
 static pthread_rwlock_t rw;
 static struct member_sys_tailq tq = TAILQ_HEAD_INITIALIZER(tq);

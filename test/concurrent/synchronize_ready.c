@@ -258,8 +258,7 @@ static bool waits_for_reader(enum kind k, unsigned int us, double *cpu, double *
     return after;
 }
 
-/* ---- as a feature's synchronize ----------------------------------------------------------------
- */
+/* ---- as a feature's synchronize -------------------------------------------------------------- */
 
 static int x_stop;
 static uint64_t x_wrong;

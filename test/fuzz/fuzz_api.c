@@ -160,8 +160,7 @@ __attribute__((noreturn, format(printf, 3, 4))) static void fail_(int line, cons
             fail_(__LINE__, #cond, __VA_ARGS__); \
     } while (0)
 
-/* ---- input decoding --------------------------------------------------------------------------
- */
+/* ---- input decoding -------------------------------------------------------------------------- */
 
 struct input {
     const uint8_t *p;
@@ -182,8 +181,7 @@ static uint16_t u16(struct input *in)
     return (uint16_t)(lo | (uint16_t)u8(in) << 8);
 }
 
-/* ---- callbacks -------------------------------------------------------------------------------
- */
+/* ---- callbacks ------------------------------------------------------------------------------- */
 
 static void fz_init(void *obj, void *owner, void *arg)
 {
@@ -241,8 +239,7 @@ static void cg_leave(void *arg)
           "a WAIT allocation inside a read-side section");
 }
 
-/* ---- cache helpers ---------------------------------------------------------------------------
- */
+/* ---- cache helpers --------------------------------------------------------------------------- */
 
 static struct swf_cache_stats cstats(void)
 {
@@ -581,12 +578,11 @@ static void account_sweep(const struct swf_cache_stats *b, const struct swf_swee
               nowait_ok, st->assigned, st->reserve_uses, wait, freed);
         /* One NOWAIT call per member while injection is on; otherwise a batch that comes back
          * empty counts every entry it asked for as a failed call, and the sweep one member. */
-        CHECK(M.fs_on ? nowait_failed == st->nowait_failures
-                      : nowait_failed >= st->nowait_failures,
+        CHECK(M.fs_on ? nowait_failed == st->nowait_failures : nowait_failed >= st->nowait_failures,
               "the sweep's NOWAIT failures: cache %" PRIu64 ", sweep %" PRIu64, nowait_failed,
               st->nowait_failures);
-        CHECK(wait >= st->reserve_uses,
-              "reserve: %" PRIu64 " WAIT allocations, %" PRIu64 " used", wait, st->reserve_uses);
+        CHECK(wait >= st->reserve_uses, "reserve: %" PRIu64 " WAIT allocations, %" PRIu64 " used",
+              wait, st->reserve_uses);
     }
     uint64_t calls = nowait_ok + nowait_failed, injected = 0;
     bool known = true;
@@ -725,8 +721,7 @@ static void op_sweep(struct input *in)
     CHECK(g.depth == 0 && g.enters == g.leaves, "unbalanced sections");
 }
 
-/* ---- registry operations -------------------------------------------------------------------
- */
+/* ---- registry operations --------------------------------------------------------------------- */
 
 static void op_add(int i)
 {
@@ -907,8 +902,7 @@ static void op_readers(uint8_t b)
     registry_walk();
 }
 
-/* ---- cache operations ------------------------------------------------------------------------
- */
+/* ---- cache operations ------------------------------------------------------------------------ */
 
 static void op_alloc_nowait(void)
 {
@@ -1077,8 +1071,7 @@ static void op_set_failslab(struct input *in)
     }
 }
 
-/* ---- the plain list -------------------------------------------------------------------------
- */
+/* ---- the plain list -------------------------------------------------------------------------- */
 
 static void op_list_add(int i)
 {
@@ -1119,8 +1112,7 @@ static void op_drop(int i, bool deferred)
     }
 }
 
-/* ---- bad arguments and the parser ------------------------------------------------------------
- */
+/* ---- bad arguments and the parser ------------------------------------------------------------ */
 
 static void op_misuse(uint8_t b)
 {
@@ -1410,8 +1402,7 @@ static void op_parse(struct input *in)
           "parse('%s') and parse('%s') disagree", spec, again);
 }
 
-/* ---- conservation ----------------------------------------------------------------------------
- */
+/* ---- conservation ---------------------------------------------------------------------------- */
 
 static int cmp_ptr(const void *a, const void *b)
 {
@@ -1448,8 +1439,7 @@ static void check_conservation(void)
         CHECK(all[i] != all[i - 1], "object %p is in two places", all[i]);
 }
 
-/* ---- one input -------------------------------------------------------------------------------
- */
+/* ---- one input ------------------------------------------------------------------------------- */
 
 static const size_t sizes[] = {16, 24, 40, 64, 200, 4096};
 static const size_t aligns[] = {0, 0, 16, 64, 4096};

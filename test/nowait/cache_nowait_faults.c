@@ -25,8 +25,8 @@ enum { N = 1000000 };
 
 struct run {
     struct swf_cache *c;
-    int grow;      /* grow first (on this thread) */
-    void **objs;   /* N slots, written before the count starts */
+    int grow;    /* grow first (on this thread) */
+    void **objs; /* N slots, written before the count starts */
     long minflt, majflt;
     int allocated, grow_err;
 };
@@ -54,8 +54,8 @@ static void check(const char *who, struct run *r)
     pthread_t t;
     pthread_create(&t, NULL, work, r);
     pthread_join(t, NULL);
-    ok(r->grow_err == 0 && r->allocated == N, "%s: %d of %d NOWAIT allocations", who,
-       r->allocated, N);
+    ok(r->grow_err == 0 && r->allocated == N, "%s: %d of %d NOWAIT allocations", who, r->allocated,
+       N);
     ok(r->minflt == 0 && r->majflt == 0,
        "%s: %ld minor and %ld major page faults over %d NOWAIT allocations and frees", who,
        r->minflt, r->majflt, N);

@@ -34,10 +34,11 @@
 #ifdef LATE_DLOPEN
 /* The API through dlsym: the library is not linked in, only loaded late. */
 #define API(name) static __typeof__(name) *p_##name;
-#define API_LIST(X)                                                                         \
-    X(swf_cache_create) X(swf_cache_grow) X(swf_cache_alloc) X(swf_cache_free)               \
-        X(swf_cache_flush) X(swf_cache_free_deferred) X(swf_cache_set_failslab)              \
-            X(swf_cache_stats) X(swf_cache_alloc_bulk) X(swf_cache_free_bulk)
+#define API_LIST(X)                                                             \
+    X(swf_cache_create)                                                         \
+    X(swf_cache_grow) X(swf_cache_alloc) X(swf_cache_free) X(swf_cache_flush)   \
+        X(swf_cache_free_deferred) X(swf_cache_set_failslab) X(swf_cache_stats) \
+            X(swf_cache_alloc_bulk) X(swf_cache_free_bulk)
 API_LIST(API)
 #define swf_cache_create        p_swf_cache_create
 #define swf_cache_grow          p_swf_cache_grow
@@ -215,14 +216,13 @@ static void run(int prepare, const char *path)
     if (got != (ssize_t)sizeof(r))
         return;
     ok(r.first_pass == N, "%s: %d of %d NOWAIT allocations succeed", who, r.first_pass, N);
-    ok(r.second_pass == N, "%s: after freeing them, %d of %d succeed again", who, r.second_pass,
-       N);
+    ok(r.second_pass == N, "%s: after freeing them, %d of %d succeed again", who, r.second_pass, N);
     ok(r.extra < N && r.eagain, "%s: exhausting the cache ends in EAGAIN (after %d more)", who,
        r.extra);
     ok(r.deferred_ok, "%s: swf_cache_free_deferred queues lock-free with spare magazines", who);
     ok(r.injected_fails > INJECT_CALLS / 4 && r.injected_fails < 3 * INJECT_CALLS / 4,
-       "%s: injected failures at 50%% (%d of %d) make no system call either", who,
-       r.injected_fails, INJECT_CALLS);
+       "%s: injected failures at 50%% (%d of %d) make no system call either", who, r.injected_fails,
+       INJECT_CALLS);
     ok(r.other_ok == 200, "%s: NOWAIT on a second cache (%d of 200)", who, r.other_ok);
     ok(r.bulk_ok == 3 * N, "%s: NOWAIT bulk allocations and frees (%d of %d)", who, r.bulk_ok,
        3 * N);

@@ -1,9 +1,9 @@
 /*
- * test/unit/bench_hist.c - the percentile arithmetic of bench/common/hist.h, the histogram of bench_live:
- * bucket edges (exact below 2 * HIST_SUB, then HIST_SUB sub-buckets per power of two, contiguous
- * and at most 1/HIST_SUB of their values wide), percentiles of known sets (never below the true
- * value, above it by less than a bucket), the rank rule at p50 / p99 / p99.9 / p100, the clamp
- * at the maximum, the last bucket, and merging.
+ * test/unit/bench_hist.c - the percentile arithmetic of bench/common/hist.h, the histogram of
+ * bench_live: bucket edges (exact below 2 * HIST_SUB, then HIST_SUB sub-buckets per power of two,
+ * contiguous and at most 1/HIST_SUB of their values wide), percentiles of known sets (never below
+ * the true value, above it by less than a bucket), the rank rule at p50 / p99 / p99.9 / p100, the
+ * clamp at the maximum, the last bucket, and merging.
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -118,8 +118,8 @@ static void injected(void)
     size_t got = swf_cache_alloc_bulk(c, SWF_NOWAIT, objs, 300);
     struct swf_cache_stats s = stats_of(c);
     ok(got == 200 && s.fails_injected == 100,
-       "under injection (every third call), 300 entries are 300 calls: %zu set, %llu injected",
-       got, (unsigned long long)s.fails_injected);
+       "under injection (every third call), 300 entries are 300 calls: %zu set, %llu injected", got,
+       (unsigned long long)s.fails_injected);
     void *f = swf_cache_alloc_fast(c);
     void *g = swf_cache_alloc_fast(c);
     void *h = swf_cache_alloc_fast(c);
@@ -142,8 +142,8 @@ static void *inline_path(void *arg)
     int got = 0;
     for (int i = 0; i < N; i++)
         got += (objs[i] = swf_cache_alloc_fast(c)) != NULL;
-    ok(got == N && distinct(objs, N), "%s: %d objects from the inline path, all distinct",
-       r->who, got);
+    ok(got == N && distinct(objs, N), "%s: %d objects from the inline path, all distinct", r->who,
+       got);
     for (int i = 0; i < N; i += 2)
         swf_cache_free_fast(c, objs[i]);
     for (int i = 1; i < N; i += 2)
