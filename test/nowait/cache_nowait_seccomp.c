@@ -34,11 +34,20 @@
 #ifdef LATE_DLOPEN
 /* The API through dlsym: the library is not linked in, only loaded late. */
 #define API(name) static __typeof__(name) *p_##name;
-#define API_LIST(X)                                                             \
-    X(swf_cache_create)                                                         \
-    X(swf_cache_grow) X(swf_cache_alloc) X(swf_cache_free) X(swf_cache_flush)   \
-        X(swf_cache_free_deferred) X(swf_cache_set_failslab) X(swf_cache_stats) \
-            X(swf_cache_alloc_bulk) X(swf_cache_free_bulk)
+/* One name a line: clang-format 14 never settles on a layout for this list. */
+// clang-format off
+#define API_LIST(X)                                                                                \
+    X(swf_cache_create)                                                                            \
+    X(swf_cache_grow)                                                                              \
+    X(swf_cache_alloc)                                                                             \
+    X(swf_cache_free)                                                                              \
+    X(swf_cache_flush)                                                                             \
+    X(swf_cache_free_deferred)                                                                     \
+    X(swf_cache_set_failslab)                                                                      \
+    X(swf_cache_stats)                                                                             \
+    X(swf_cache_alloc_bulk)                                                                        \
+    X(swf_cache_free_bulk)
+// clang-format on
 API_LIST(API)
 #define swf_cache_create        p_swf_cache_create
 #define swf_cache_grow          p_swf_cache_grow
