@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../common/tap.h"
+#include "turns.h"
 
 static void *harness_free_(void *p);
 static int harness_unlock_(pthread_rwlock_t *l);
@@ -38,8 +39,6 @@ static int opens = MAX_OPENS; /* fewer under valgrind */
 
 static struct conn_q q = TAILQ_HEAD_INITIALIZER(q);
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
-static _Thread_local int adder_thread;
-static uint32_t turn, closed, stop;
 static struct conn *released[MAX_RELEASED];
 static size_t nreleased;
 static uint64_t held_at_release;
@@ -60,29 +59,22 @@ static void *harness_free_(void *p)
 static int harness_unlock_(pthread_rwlock_t *l)
 {
     int r = pthread_rwlock_unlock(l);
-    if (adder_thread) {
-        uint32_t before = __atomic_load_n(&closed, __ATOMIC_ACQUIRE);
-        __atomic_store_n(&turn, 1, __ATOMIC_RELEASE);
-        for (long i = 0; i < 100000000L && __atomic_load_n(&closed, __ATOMIC_ACQUIRE) == before;
-             i++)
-            sched_yield();
-    }
+    turns_give();
     return r;
 }
 
 static void *adder(void *arg)
 {
     (void)arg;
-    adder_thread = 1;
+    turns_adder(true);
     for (int i = 0; i < opens; i++) {
         struct conn *c = calloc(1, sizeof(*c));
         tap_require(c != NULL, "calloc");
         swf_pin_init(&c->pin);
         open_conn(&q, c, &lock);
     }
-    adder_thread = 0;
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&turn, 1, __ATOMIC_RELEASE);
+    turns_adder(false);
+    turns_stop();
     return NULL;
 }
 
@@ -91,9 +83,7 @@ static void *closer(void *arg)
 {
     (void)arg;
     for (unsigned n = 0;; n++) {
-        while (!__atomic_exchange_n(&turn, 0, __ATOMIC_ACQ_REL))
-            sched_yield();
-        if (__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+        if (!turns_take())
             return NULL;
         if (n % 2 == 0) {
             pthread_rwlock_rdlock(&lock);
@@ -102,7 +92,7 @@ static void *closer(void *arg)
             if (c != NULL)
                 close_conn(&q, c, &lock);
         }
-        __atomic_fetch_add(&closed, 1, __ATOMIC_RELEASE);
+        turns_served();
     }
 }
 

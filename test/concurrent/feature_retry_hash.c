@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "../common/tap.h"
+#include "turns.h"
 
 static int harness_unlock_(pthread_rwlock_t *l);
 #define main                     hash_example_main
@@ -32,35 +33,26 @@ static struct entry pool[MAX_ADDS];
 static bool removed[MAX_ADDS];
 static struct table table;
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
-static _Thread_local int adder_thread;
 static struct entry *newest;
-static uint32_t turn, served, stop;
 
 /* The adder's unlock in add_entry: then the remover's turn, before add_entry goes on. */
 static int harness_unlock_(pthread_rwlock_t *l)
 {
     int r = pthread_rwlock_unlock(l);
-    if (adder_thread) {
-        uint32_t before = __atomic_load_n(&served, __ATOMIC_ACQUIRE);
-        __atomic_store_n(&turn, 1, __ATOMIC_RELEASE);
-        for (long i = 0; i < 100000000L && __atomic_load_n(&served, __ATOMIC_ACQUIRE) == before;
-             i++)
-            sched_yield();
-    }
+    turns_give();
     return r;
 }
 
 static void *adder(void *arg)
 {
     (void)arg;
-    adder_thread = 1;
+    turns_adder(true);
     for (int i = 0; i < adds; i++) {
         __atomic_store_n(&newest, &pool[i], __ATOMIC_RELEASE);
         add_entry(&table, &pool[i], &lock);
     }
-    adder_thread = 0;
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&turn, 1, __ATOMIC_RELEASE);
+    turns_adder(false);
+    turns_stop();
     return NULL;
 }
 
@@ -69,16 +61,14 @@ static void *remover(void *arg)
 {
     (void)arg;
     for (unsigned n = 0;; n++) {
-        while (!__atomic_exchange_n(&turn, 0, __ATOMIC_ACQ_REL))
-            sched_yield();
-        if (__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+        if (!turns_take())
             return NULL;
         if (n % 2 == 0) {
             struct entry *e = __atomic_load_n(&newest, __ATOMIC_ACQUIRE);
             remove_entry(e, &lock);
             removed[e - pool] = true;
         }
-        __atomic_fetch_add(&served, 1, __ATOMIC_RELEASE);
+        turns_served();
     }
 }
 

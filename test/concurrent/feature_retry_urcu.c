@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "../common/tap.h"
+#include "turns.h"
 
 static void harness_free_(void *p);
 static int harness_unlock_(pthread_mutex_t *l);
@@ -37,9 +38,7 @@ static struct session *released[MAX_STARTS];
 static size_t nreleased;
 static uint64_t held_at_release;
 static pthread_mutex_t released_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Thread_local int adder_thread;
 static struct session *newest;
-static uint32_t turn, served, stop;
 
 static void harness_free_(void *p)
 {
@@ -55,20 +54,14 @@ static void harness_free_(void *p)
 static int harness_unlock_(pthread_mutex_t *l)
 {
     int r = pthread_mutex_unlock(l);
-    if (adder_thread) {
-        uint32_t before = __atomic_load_n(&served, __ATOMIC_ACQUIRE);
-        __atomic_store_n(&turn, 1, __ATOMIC_RELEASE);
-        for (long i = 0; i < 100000000L && __atomic_load_n(&served, __ATOMIC_ACQUIRE) == before;
-             i++)
-            sched_yield();
-    }
+    turns_give();
     return r;
 }
 
 static void *adder(void *all)
 {
     urcu_memb_register_thread(); /* catch_up's guard runs here */
-    adder_thread = 1;
+    turns_adder(true);
     for (int i = 0; i < starts; i++) {
         struct session *s = calloc(1, sizeof(*s));
         tap_require(s != NULL, "calloc");
@@ -76,10 +69,9 @@ static void *adder(void *all)
         __atomic_store_n(&newest, s, __ATOMIC_RELEASE);
         start_session(all, s);
     }
-    adder_thread = 0;
+    turns_adder(false);
     urcu_memb_unregister_thread();
-    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&turn, 1, __ATOMIC_RELEASE);
+    turns_stop();
     return NULL;
 }
 
@@ -90,15 +82,13 @@ static void *closer(void *arg)
     (void)arg;
     urcu_memb_register_thread(); /* call_rcu */
     for (unsigned n = 0;; n++) {
-        while (!__atomic_exchange_n(&turn, 0, __ATOMIC_ACQ_REL))
-            sched_yield();
-        if (__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+        if (!turns_take())
             break;
         if (n % 2 == 0) {
             end_session(__atomic_load_n(&newest, __ATOMIC_ACQUIRE));
             urcu_memb_barrier(); /* free_session has run */
         }
-        __atomic_fetch_add(&served, 1, __ATOMIC_RELEASE);
+        turns_served();
     }
     urcu_memb_unregister_thread();
     return NULL;

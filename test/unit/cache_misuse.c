@@ -27,7 +27,7 @@
 #include <sweepfill/cache.h>
 #include <sweepfill/pin.h>
 
-#include "../common/tap.h"
+#include "../common/child.h"
 
 static struct swf_cache *make(const char *name, size_t size, unsigned checks)
 {
@@ -283,61 +283,37 @@ static int child(const char *name, const char *how)
 
 static const char *self;
 
-struct outcome {
-    int status;
-    char out[128]; /* stdout: the pointer */
-    char err[512]; /* stderr's first line */
-};
-
-static void read_all(int fd, char *buf, size_t size)
+static int child_of(char *const argv[])
 {
-    size_t len = 0;
-    ssize_t r;
-    while (len < size - 1 && (r = read(fd, buf + len, size - 1 - len)) > 0)
-        len += (size_t)r;
-    buf[len] = '\0';
-    char *nl = strchr(buf, '\n');
-    if (nl)
-        *nl = '\0';
+    return child(argv[1], argv[2]);
 }
 
-/* Run case `name` in a child; env_checks: with SWF_DEBUG=checks; how: "plain" or "checks". */
-static struct outcome run(const char *name, bool env_checks, const char *how)
+/* SWF_DEBUG set to arg, or unset (arg NULL). */
+static void set_debug(void *arg)
 {
-    struct outcome o;
-    int out[2], err[2];
-    tap_require(pipe(out) == 0 && pipe(err) == 0, "pipes");
-    pid_t pid = fork();
-    tap_require(pid >= 0, "fork");
-    if (pid == 0) {
-        dup2(out[1], 1);
-        dup2(err[1], 2);
-        close(out[0]);
-        close(err[0]);
-        if (tap_under_qemu()) /* no exec of a foreign binary without binfmt_misc: run it here */
-            _exit(child(name, how));
-        if (env_checks)
-            setenv(SWF_DEBUG_ENV, "checks", 1);
-        else
-            unsetenv(SWF_DEBUG_ENV);
-        execl(self, self, name, how, (char *)NULL);
-        _exit(127);
-    }
-    close(out[1]);
-    close(err[1]);
-    waitpid(pid, &o.status, 0);
-    read_all(out[0], o.out, sizeof(o.out));
-    read_all(err[0], o.err, sizeof(o.err));
-    close(out[0]);
-    close(err[0]);
-    return o;
+    if (arg != NULL)
+        setenv(SWF_DEBUG_ENV, arg, 1);
+    else
+        unsetenv(SWF_DEBUG_ENV);
+}
+
+/* Run case `name` in a child; env_checks: with SWF_DEBUG=checks; how: "plain" or "checks". The
+ * first lines of its stdout (the pointer) and stderr. */
+static struct tap_child *run(const char *name, bool env_checks, const char *how)
+{
+    static struct tap_child o;
+    char *argv[] = {(char *)self, (char *)name, (char *)how, NULL};
+    tap_run_child(&o, argv, set_debug, env_checks ? "checks" : NULL, child_of);
+    tap_first_line(o.out);
+    tap_first_line(o.err);
+    return &o;
 }
 
 /* The case aborts with "sweepfill: <fn>: " + a line that holds `what` and the pointer. */
 static void expect_abort(const char *name, bool env_checks, const char *how, const char *fn,
                          const char *what)
 {
-    struct outcome o = run(name, env_checks, how);
+    struct tap_child o = *run(name, env_checks, how);
     char prefix[128];
     snprintf(prefix, sizeof(prefix), "sweepfill: %s: ", fn);
     ok(WIFSIGNALED(o.status) && WTERMSIG(o.status) == SIGABRT &&
@@ -410,19 +386,19 @@ int main(int argc, char **argv)
     }
     always_on(true);
 
-    struct outcome o = run("report", true, "plain");
+    struct tap_child o = *run("report", true, "plain");
     ok(WIFEXITED(o.status) && WEXITSTATUS(o.status) == 0 && strcmp(o.out, "0x1") == 0,
        "SWF_DEBUG=checks: swf_debug_checks() is 1 (got %s)", o.out);
-    o = run("report", false, "plain");
+    o = *run("report", false, "plain");
     ok(WIFEXITED(o.status) && strcmp(o.out, swf_debug_checks() ? "0x1" : "(nil)") == 0,
        "without SWF_DEBUG: swf_debug_checks() is what the build says (got %s)", o.out);
 
-    o = run("einval", true, "plain");
+    o = *run("einval", true, "plain");
     ok(WIFEXITED(o.status) &&
            strcmp(o.err, "sweepfill: swf_cache_create: EINVAL: cfg is NULL") == 0,
        "SWF_DEBUG=checks: an EINVAL prints its reason (got \"%s\")", o.err);
     if (!swf_debug_checks()) {
-        o = run("einval", false, "plain");
+        o = *run("einval", false, "plain");
         ok(WIFEXITED(o.status) && o.err[0] == '\0', "without full checks: it prints nothing");
     }
 

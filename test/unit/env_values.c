@@ -18,7 +18,7 @@
 
 #include <sweepfill/sweepfill.h>
 
-#include "../common/tap.h"
+#include "../common/child.h"
 
 struct item {
     void *slot;
@@ -75,57 +75,45 @@ struct result {
 
 static const char *tunables; /* GLIBC_TUNABLES for the children, when not NULL */
 
+struct env_setting {
+    const char *name, *value;
+};
+
+/* In the child: the library's variables unset but for name=value (value NULL: unset too). */
+static void set_env(void *arg)
+{
+    const struct env_setting *e = arg;
+    unsetenv("SWF_PERCPU");
+    unsetenv("SWF_DEBUG");
+    unsetenv("SWF_FAILSLAB");
+    unsetenv("SWF_NO_MEMBARRIER");
+    if (e->value != NULL)
+        setenv(e->name, e->value, 1);
+    if (tunables != NULL)
+        setenv("GLIBC_TUNABLES", tunables, 1);
+}
+
 /* Run the child with name=value (value NULL: unset) and every other variable of the test's. */
 static struct result run(const char *self, const char *name, const char *value)
 {
     struct result r = {.mode = -9};
-    int out[2], err[2];
-    tap_require(pipe(out) == 0 && pipe(err) == 0, "pipe");
-    pid_t pid = fork();
-    tap_require(pid >= 0, "fork");
-    if (pid == 0) {
-        unsetenv("SWF_PERCPU");
-        unsetenv("SWF_DEBUG");
-        unsetenv("SWF_FAILSLAB");
-        unsetenv("SWF_NO_MEMBARRIER");
-        if (value != NULL)
-            setenv(name, value, 1);
-        if (tunables != NULL)
-            setenv("GLIBC_TUNABLES", tunables, 1);
-        dup2(out[1], 1);
-        dup2(err[1], 2);
-        close(out[0]);
-        close(err[0]);
-        execl(self, self, "child", (char *)NULL);
-        _exit(127);
-    }
-    close(out[1]);
-    close(err[1]);
-    FILE *fo = fdopen(out[0], "r"), *fe = fdopen(err[0], "r");
-    char buf[512];
-    if (fgets(buf, sizeof(buf), fo) != NULL) {
-        char *reason = strstr(buf, "reason=");
-        sscanf(buf, "mode=%d checks=%d membarrier=%d create=%d", &r.mode, &r.checks, &r.membarrier,
-               &r.create);
-        if (reason != NULL) {
-            snprintf(r.reason, sizeof(r.reason), "%s", reason + 7);
-            r.reason[strcspn(r.reason, "\n")] = '\0';
-        }
+    static struct tap_child c;
+    struct env_setting e = {name, value};
+    char *argv[] = {(char *)self, "child", NULL};
+    tap_run_child(&c, argv, set_env, &e, NULL);
+    const char *reason = strstr(c.out, "reason=");
+    sscanf(c.out, "mode=%d checks=%d membarrier=%d create=%d", &r.mode, &r.checks, &r.membarrier,
+           &r.create);
+    if (reason != NULL) {
+        snprintf(r.reason, sizeof(r.reason), "%s", reason + 7);
+        r.reason[strcspn(r.reason, "\n")] = '\0';
     }
     char key[64];
     snprintf(key, sizeof(key), "%s=", name);
-    while (fgets(buf, sizeof(buf), fe) != NULL) {
-        if (strstr(buf, key) == NULL)
-            continue;
-        if (r.lines_naming++ == 0) {
-            snprintf(r.line, sizeof(r.line), "%s", buf);
-            r.line[strcspn(r.line, "\n")] = '\0';
-        }
+    for (char *line = strtok(c.err, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        if (strstr(line, key) != NULL && r.lines_naming++ == 0)
+            snprintf(r.line, sizeof(r.line), "%s", line);
     }
-    fclose(fo);
-    fclose(fe);
-    int status;
-    waitpid(pid, &status, 0);
     return r;
 }
 

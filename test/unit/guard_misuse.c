@@ -34,7 +34,7 @@
 #include <sweepfill/list_sysqueue.h>
 #include <sweepfill/registry.h>
 
-#include "../common/tap.h"
+#include "../common/child.h"
 
 /* ThreadSanitizer reports some of these misuses itself, first (an unlock of a mutex not held),
  * and does not support threads in a child of a multi-threaded fork. */
@@ -257,52 +257,17 @@ static int child(const char *name)
 
 static const char *self;
 
-struct outcome {
-    int status;
-    char out[256];
-    char err[512];
-};
-
-static void read_all(int fd, char *buf, size_t size)
+static int child_of(char *const argv[])
 {
-    size_t len = 0;
-    ssize_t r;
-    while (len < size - 1 && (r = read(fd, buf + len, size - 1 - len)) > 0)
-        len += (size_t)r;
-    buf[len] = '\0';
-}
-
-static struct outcome run(const char *name)
-{
-    struct outcome o;
-    int out[2], err[2];
-    tap_require(pipe(out) == 0 && pipe(err) == 0, "pipes");
-    pid_t pid = fork();
-    tap_require(pid >= 0, "fork");
-    if (pid == 0) {
-        dup2(out[1], 1);
-        dup2(err[1], 2);
-        close(out[0]);
-        close(err[0]);
-        if (tap_under_qemu())
-            _exit(child(name));
-        execl(self, self, name, (char *)NULL);
-        _exit(127);
-    }
-    close(out[1]);
-    close(err[1]);
-    read_all(out[0], o.out, sizeof(o.out));
-    read_all(err[0], o.err, sizeof(o.err));
-    waitpid(pid, &o.status, 0);
-    close(out[0]);
-    close(err[0]);
-    return o;
+    return child(argv[1]);
 }
 
 /* The case aborts with one line "sweepfill: <fn>: ..." that holds each of what[]. */
 static void expect_abort(const char *name, const char *fn, const char *what1, const char *what2)
 {
-    struct outcome o = run(name);
+    static struct tap_child o;
+    char *argv[] = {(char *)self, (char *)name, NULL};
+    tap_run_child(&o, argv, NULL, NULL, child_of);
     char prefix[128];
     snprintf(prefix, sizeof(prefix), "sweepfill: %s: ", fn);
     char *nl = strchr(o.err, '\n');

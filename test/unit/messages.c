@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "../common/members.h"
-#include "../common/tap.h"
+#include "../common/child.h"
 
 #include <sweepfill/feature.h>
 #include <sweepfill/pin.h>
@@ -280,60 +280,41 @@ static bool printing; /* the child prints every EINVAL (SWF_DEBUG=checks took ef
 
 struct outcome {
     int status;
-    char out[1024]; /* stdout: swf_error_reason() */
-    char err[1024]; /* stderr's first line */
-    char all[4096]; /* stderr */
+    char out[4096]; /* stdout's first line: swf_error_reason() */
+    char err[4096]; /* stderr's first line */
+    char all[4096]; /* stderr, its lines joined with " | " for one TAP line */
 };
 
-static void read_all(int fd, char *buf, size_t size, char *whole, size_t whole_size)
+static int child_of(char *const argv[])
 {
-    size_t len = 0;
-    ssize_t r;
-    while (len < size - 1 && (r = read(fd, buf + len, size - 1 - len)) > 0)
-        len += (size_t)r;
-    buf[len] = '\0';
-    if (whole != NULL) { /* its lines joined with " | ", for one TAP line */
-        size_t w = 0;
-        for (size_t i = 0; i < len && w + 4 < whole_size; i++) {
-            if (buf[i] != '\n') {
-                whole[w++] = buf[i];
-            } else if (i + 1 < len) {
-                memcpy(whole + w, " | ", 3);
-                w += 3;
-            }
-        }
-        whole[w] = '\0';
-    }
-    char *nl = strchr(buf, '\n');
-    if (nl)
-        *nl = '\0';
+    return child(argv[1]);
 }
 
+static void set_checks(void *arg)
+{
+    (void)arg;
+    setenv(SWF_DEBUG_ENV, "checks", 1);
+}
+
+/* Run case `name` in a child, with SWF_DEBUG=checks. */
 static struct outcome run(const char *name)
 {
-    struct outcome o;
-    int out[2], err[2];
-    tap_require(pipe(out) == 0 && pipe(err) == 0, "pipes");
-    pid_t pid = fork();
-    tap_require(pid >= 0, "fork");
-    if (pid == 0) {
-        dup2(out[1], 1);
-        dup2(err[1], 2);
-        close(out[0]);
-        close(err[0]);
-        if (tap_under_qemu()) /* no exec of a foreign binary without binfmt_misc */
-            _exit(child(name));
-        setenv(SWF_DEBUG_ENV, "checks", 1);
-        execl(self, self, name, (char *)NULL);
-        _exit(127);
+    static struct tap_child c;
+    char *argv[] = {(char *)self, (char *)name, NULL};
+    tap_run_child(&c, argv, set_checks, NULL, child_of);
+    struct outcome o = {.status = c.status};
+    size_t w = 0, len = strlen(c.err);
+    for (size_t i = 0; i < len && w + 4 < sizeof(o.all); i++) {
+        if (c.err[i] != '\n') {
+            o.all[w++] = c.err[i];
+        } else if (i + 1 < len) {
+            memcpy(o.all + w, " | ", 3);
+            w += 3;
+        }
     }
-    close(out[1]);
-    close(err[1]);
-    waitpid(pid, &o.status, 0);
-    read_all(out[0], o.out, sizeof(o.out), NULL, 0);
-    read_all(err[0], o.err, sizeof(o.err), o.all, sizeof(o.all));
-    close(out[0]);
-    close(err[0]);
+    o.all[w] = '\0';
+    snprintf(o.out, sizeof(o.out), "%s", tap_first_line(c.out));
+    snprintf(o.err, sizeof(o.err), "%s", tap_first_line(c.err));
     return o;
 }
 
