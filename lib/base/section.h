@@ -51,8 +51,8 @@ static inline void swfi_call_end_at_scope_exit(int *outermost)
 #define SWFI_BLOCKING_CALL() SWFI_BLOCKING_CALL_AS(1, __func__)
 
 /* The same when cond holds (a mode that may block), under the public name `function`. */
-#define SWFI_BLOCKING_CALL_AS(cond, function)                                   \
-    __attribute__((cleanup(swfi_call_end_at_scope_exit))) int swfi_outermost_ = \
+#define SWFI_BLOCKING_CALL_AS(cond, function)                                           \
+    __attribute__((cleanup(swfi_call_end_at_scope_exit), unused)) int swfi_outermost_ = \
         (cond) ? swfi_call_begin(function) : 0
 
 /* The public function running on this thread, or fallback when none is. */

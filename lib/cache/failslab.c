@@ -84,7 +84,8 @@ bool swfi_failslab_should_fail(struct swf_failslab_state *s, const void **block,
     return take_one_time(b);
 }
 
-static int failf(char *err, size_t err_len, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int failf(char *err, size_t err_len, const char *fmt,
+                                                       ...)
 {
     if (err != NULL && err_len > 0) {
         va_list ap;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test/stages/lint.sh SRCROOT - the gates for what no test reads, as TAP, in well under a minute:
 #   - clang-format --dry-run --Werror (the repository's .clang-format) over every C and C++ file;
-#   - lib/ built with -Werror at meson's warning_level 2 (-Wall -Wextra) and the warnings below;
+#   - lib/ built with -Werror at meson's warning_level 2 (-Wall -Wextra) and the warnings below,
+#     with gcc and with clang;
 #   - lib/ built again under gcc's -fanalyzer, with the C11 atomics (what the analyzer can follow;
 #     ck_pr's inline assembly hides the stores that publish a pointer, which reads as a leak);
 #   - shellcheck over every shell script (SC2317, "unreachable", is off: it cannot see functions
@@ -61,6 +62,10 @@ lib_build() {
 lib_build werror "${lib_only[@]}" -Dc_args="$warnings"
 r=$?
 ok $r "lib/ builds with -Werror, -Wall -Wextra $warnings"
+[ $r = 0 ] || show "$tmp/build.log"
+CC=clang lib_build clang "${lib_only[@]}" -Dc_args="$warnings"
+r=$?
+ok $r "lib/ builds with clang -Werror and the same warnings (the fuzz harness builds it with clang)"
 [ $r = 0 ] || show "$tmp/build.log"
 lib_build analyzer "${lib_only[@]}" -Dbuildtype=debug -Datomics=c11 -Dc_args=-fanalyzer
 r=$?
