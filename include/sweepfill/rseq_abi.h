@@ -19,8 +19,11 @@
  * (they hold absolute addresses: relocations in a PIC object), and into the section group of the
  * function they are compiled into, if it has one (the "?" flag): a C++ inline function or
  * template member is emitted in every unit that uses it, each copy in a COMDAT group of which the
- * linker keeps one, and a descriptor kept without its code would name a discarded section.
- * Numeric local labels only.
+ * linker keeps one, and a descriptor kept without its code would name a discarded section. The
+ * abort handlers go to the section .text.unlikely.swf_rseq, in the same group: out of the hot
+ * text, and jumping back to the sequence's common end. Descriptors and handlers get local symbols
+ * (__swf_rseq_cs_pop_N, __swf_rseq_abort_pop_N: N is unique per instance of the asm); the
+ * labels inside a sequence are numeric local labels.
  */
 #ifndef SWEEPFILL_RSEQ_ABI_H
 #define SWEEPFILL_RSEQ_ABI_H
@@ -49,6 +52,13 @@
 #define SWF_RSEQ_FAIL_  1u /* not committed: empty, full, locked, no slot, or not registered */
 #define SWF_RSEQ_ABORT_ 2u /* aborted by the kernel: try again */
 
+/* The offsets the sequences use: the rseq area's cpu_id and rseq_cs (struct rseq, linux/rseq.h;
+ * the index, cpu_id or mm_cid, is an input), and a magazine's n and obj[] (cache_abi.h). */
+#define SWF_RSEQ_CPU_ID_OFF_  4
+#define SWF_RSEQ_CS_OFF_      8
+#define SWF_RSEQ_MAG_N_OFF_   4
+#define SWF_RSEQ_MAG_OBJ_OFF_ 8
+
 /* The library's abort test (SWF_RSEQ_DELAY) puts a delay loop inside every sequence. */
 #ifndef SWF_RSEQ_DELAY_ASM_
 #define SWF_RSEQ_DELAY_ASM_ ""
@@ -56,47 +66,118 @@
 #endif
 
 /* The sequence's inputs: the area, the offset of the index in it (a uintptr_t: it is an index
- * register), the slots and their number. */
-#define SWF_RSEQ_IN_(a, i, s, n) \
-    [area] "r"(a), [ioff] "r"(i), [slots] "r"(s), [nslots] "r"(n)SWF_RSEQ_DELAY_IN_
+ * register), the slots and their number; then the offsets and the status codes, as constants. */
+#define SWF_RSEQ_IN_(a, i, s, n)                                                                   \
+    [area] "r"(a), [ioff] "r"(i), [slots] "r"(s), [nslots] "r"(n), [cs_off] "n"(SWF_RSEQ_CS_OFF_), \
+        [cpu_off] "n"(SWF_RSEQ_CPU_ID_OFF_), [mag_n] "n"(SWF_RSEQ_MAG_N_OFF_),                     \
+        [mag_obj] "n"(SWF_RSEQ_MAG_OBJ_OFF_), [done] "n"(SWF_RSEQ_DONE_),                          \
+        [fail] "n"(SWF_RSEQ_FAIL_), [abort] "n"(SWF_RSEQ_ABORT_)SWF_RSEQ_DELAY_IN_
 
-/* The descriptor of a sequence from label 1 (start) to label 2 (post-commit), aborting to 4; %[t]
- * gets its address and goes to rseq_cs; then label 1 loads cpu_id, the index, and the slot into
- * %[m]. SWF_RSEQ_LEAVE_ follows the commit: done (2), the signature, the abort handler (4), failure
- * (5), and the common end (6), which clears rseq_cs. */
+// clang-format off
+/* The names a sequence's descriptor and abort handler get (local symbols, seen by nm, perf and
+ * gdb): %= makes each instance of the asm unique, an inline function being emitted many times. */
+#define SWF_RSEQ_CS_NAME_(name)    "__swf_rseq_cs_" #name "_%="
+#define SWF_RSEQ_ABORT_NAME_(name) "__swf_rseq_abort_" #name "_%="
+
+/* The descriptor of the sequence `name`, from label 1 (start) to label 2 (post-commit), aborting
+ * to its abort handler: version 0, flags 0, start_ip, post_commit_offset, abort_ip. */
+#define SWF_RSEQ_CS_(name)                                                             \
+    ".pushsection __swf_rseq_cs, \"aw?\"\n\t"                                          \
+    ".balign 32\n"                                                                     \
+    SWF_RSEQ_CS_NAME_(name) ":\n\t"                                                    \
+    ".long 0, 0\n\t"                                                                   \
+    ".quad 1f, 2f - 1f, " SWF_RSEQ_ABORT_NAME_(name) "\n\t"                            \
+    ".type " SWF_RSEQ_CS_NAME_(name) ", STT_OBJECT\n\t"                                \
+    ".size " SWF_RSEQ_CS_NAME_(name) ", 32\n\t"                                        \
+    ".popsection\n\t"
+
+/* The abort handler's section: out of the hot text, and in the section group of the function the
+ * sequence is compiled into, if it has one (as the descriptor). */
+#define SWF_RSEQ_COLD_ ".pushsection .text.unlikely.swf_rseq, \"ax?\"\n\t"
+
+/* SWF_RSEQ_ENTER_(name) emits the descriptor, stores its address (through %[t]) to rseq_cs, and
+ * from label 1 loads cpu_id, the index, and the slot into %[m]. SWF_RSEQ_LEAVE_(name) follows the
+ * commit: done (2), the signature and the abort handler (in their own section), failure (5), and
+ * the common end (6), which clears rseq_cs. Numeric local labels for the rest. */
 #if defined(__x86_64__)
-#define SWF_RSEQ_ENTER_                                                              \
-    ".pushsection __swf_rseq_cs, \"aw?\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t"        \
-    ".quad 1f, 2f - 1f, 4f\n\t.popsection\n\t"                                       \
-    "leaq 3b(%%rip), %[t]\n\tmovq %[t], 8(%[area])\n"                                \
-    "1:\n\t"                                                                         \
-    "movl 4(%[area]), %k[t]\n\ttestl %k[t], %k[t]\n\tjs 5f\n\t" /* not registered */ \
-    "movl (%[area], %[ioff]), %k[t]\n\tcmpl %[nslots], %k[t]\n\tjae 5f\n\t"          \
-    "movq (%[slots], %[t], 8), %[m]\n\ttestq $1, %[m]\n\tjnz 5f\n\t" /* locked */    \
-    "testq %[m], %[m]\n\tjz 5f\n\t"
-#define SWF_RSEQ_LEAVE_                            \
-    "2:\n\txorl %k[st], %k[st]\n\tjmp 6f\n\t"      \
-    ".byte 0x0f, 0xb9, 0x3d\n\t.long 0x53053053\n" \
-    "4:\n\tmovl $2, %k[st]\n\tjmp 6f\n"            \
-    "5:\n\tmovl $1, %k[st]\n"                      \
-    "6:\n\tmovq $0, 8(%[area])\n"
+#define SWF_RSEQ_ENTER_(name)                                                          \
+    SWF_RSEQ_CS_(name)                                                                 \
+    "leaq " SWF_RSEQ_CS_NAME_(name) "(%%rip), %[t]\n\t"                                \
+    /* rseq_cs = &descriptor: from label 1 the kernel aborts the sequence */           \
+    "movq %[t], %c[cs_off](%[area])\n"                                                 \
+    "1:\n\t"                                                                           \
+    "movl %c[cpu_off](%[area]), %k[t]\n\t"                                             \
+    "testl %k[t], %k[t]\n\t"                                                           \
+    "js 5f\n\t" /* cpu_id < 0: not registered, nothing would abort us */               \
+    "movl (%[area], %[ioff]), %k[t]\n\t"                                               \
+    "cmpl %[nslots], %k[t]\n\t"                                                        \
+    "jae 5f\n\t" /* index >= slots */                                                  \
+    "movq (%[slots], %[t], 8), %[m]\n\t"                                               \
+    "testq $1, %[m]\n\t"                                                               \
+    "jnz 5f\n\t" /* locked (bit 0) */                                                  \
+    "testq %[m], %[m]\n\t"                                                             \
+    "jz 5f\n\t" /* no magazine */
+#define SWF_RSEQ_LEAVE_(name)                                                          \
+    "2:\n\t"                                                                           \
+    "movl %[done], %k[st]\n\t"                                                         \
+    "jmp 6f\n\t"                                                                       \
+    SWF_RSEQ_COLD_                                                                     \
+    /* RSEQ_SIG, the 4 bytes before the handler: ud1 0x53053053(%rip), %edi */         \
+    ".byte 0x0f, 0xb9, 0x3d\n\t"                                                       \
+    ".long 0x53053053\n"                                                               \
+    /* the abort handler: the kernel sends the thread here from 1 .. 2 */              \
+    SWF_RSEQ_ABORT_NAME_(name) ":\n\t"                                                 \
+    "movl %[abort], %k[st]\n\t"                                                        \
+    "jmp 6f\n\t"                                                                       \
+    ".type " SWF_RSEQ_ABORT_NAME_(name) ", STT_FUNC\n\t"                               \
+    ".size " SWF_RSEQ_ABORT_NAME_(name) ", . - " SWF_RSEQ_ABORT_NAME_(name) "\n\t"     \
+    ".popsection\n"                                                                    \
+    "5:\n\t"                                                                           \
+    "movl %[fail], %k[st]\n"                                                           \
+    "6:\n\t"                                                                           \
+    "movq $0, %c[cs_off](%[area])\n" /* rseq_cs = 0: the sequence is over */
+/* The abort handler's jump back is a rel32: no linker veneer, no register to spare. */
+#define SWF_RSEQ_CLOBBER_ "memory", "cc"
 #elif defined(__aarch64__)
-#define SWF_RSEQ_ENTER_                                                       \
-    ".pushsection __swf_rseq_cs, \"aw?\"\n\t.balign 32\n3:\n\t.long 0, 0\n\t" \
-    ".quad 1f, 2f - 1f, 4f\n\t.popsection\n\t"                                \
-    "adrp %[t], 3b\n\tadd %[t], %[t], :lo12:3b\n\tstr %[t], [%[area], #8]\n"  \
-    "1:\n\t"                                                                  \
-    "ldr %w[t], [%[area], #4]\n\ttbnz %w[t], #31, 5f\n\t"                     \
-    "ldr %w[t], [%[area], %[ioff]]\n\tcmp %w[t], %w[nslots]\n\tb.hs 5f\n\t"   \
-    "ldr %[m], [%[slots], %[t], lsl #3]\n\ttbnz %[m], #0, 5f\n\t"             \
-    "cbz %[m], 5f\n\t"
-#define SWF_RSEQ_LEAVE_                \
-    "2:\n\tmov %w[st], #0\n\tb 6f\n\t" \
-    ".inst 0xd428bc00\n"               \
-    "4:\n\tmov %w[st], #2\n\tb 6f\n"   \
-    "5:\n\tmov %w[st], #1\n"           \
-    "6:\n\tstr xzr, [%[area], #8]\n"
+#define SWF_RSEQ_ENTER_(name)                                                          \
+    SWF_RSEQ_CS_(name)                                                                 \
+    "adrp %[t], " SWF_RSEQ_CS_NAME_(name) "\n\t"                                       \
+    "add %[t], %[t], :lo12:" SWF_RSEQ_CS_NAME_(name) "\n\t"                            \
+    /* rseq_cs = &descriptor: from label 1 the kernel aborts the sequence */           \
+    "str %[t], [%[area], #%c[cs_off]]\n"                                               \
+    "1:\n\t"                                                                           \
+    "ldr %w[t], [%[area], #%c[cpu_off]]\n\t"                                           \
+    "tbnz %w[t], #31, 5f\n\t" /* cpu_id < 0: not registered */                         \
+    "ldr %w[t], [%[area], %[ioff]]\n\t"                                                \
+    "cmp %w[t], %w[nslots]\n\t"                                                        \
+    "b.hs 5f\n\t" /* index >= slots */                                                 \
+    "ldr %[m], [%[slots], %[t], lsl #3]\n\t"                                           \
+    "tbnz %[m], #0, 5f\n\t" /* locked (bit 0) */                                       \
+    "cbz %[m], 5f\n\t" /* no magazine */
+#define SWF_RSEQ_LEAVE_(name)                                                          \
+    "2:\n\t"                                                                           \
+    "mov %w[st], #%c[done]\n\t"                                                        \
+    "b 6f\n\t"                                                                         \
+    SWF_RSEQ_COLD_                                                                     \
+    ".balign 4\n\t"                                                                    \
+    /* RSEQ_SIG, the 4 bytes before the handler: brk #0x45e0 */                        \
+    ".inst 0xd428bc00\n"                                                               \
+    /* the abort handler: the kernel sends the thread here from 1 .. 2 */              \
+    SWF_RSEQ_ABORT_NAME_(name) ":\n\t"                                                 \
+    "mov %w[st], #%c[abort]\n\t"                                                       \
+    "b 6f\n\t"                                                                         \
+    ".type " SWF_RSEQ_ABORT_NAME_(name) ", STT_FUNC\n\t"                               \
+    ".size " SWF_RSEQ_ABORT_NAME_(name) ", . - " SWF_RSEQ_ABORT_NAME_(name) "\n\t"     \
+    ".popsection\n"                                                                    \
+    "5:\n\t"                                                                           \
+    "mov %w[st], #%c[fail]\n"                                                          \
+    "6:\n\t"                                                                           \
+    "str xzr, [%[area], #%c[cs_off]]\n" /* rseq_cs = 0: the sequence is over */
+/* The abort handler's jump back may go through a linker veneer (more than 128 MiB of code between
+ * the sections), which may use x16 and x17: the sequences' operands stay out of them. */
+#define SWF_RSEQ_CLOBBER_ "memory", "cc", "x16", "x17"
 #endif
+// clang-format on
 
 /* One attempt at popping an object from this CPU's magazine (fails when it is empty). */
 static inline uint32_t swf_rseq_pop_once_(char *area, uintptr_t ioff, uintptr_t *slots,
@@ -105,23 +186,36 @@ static inline uint32_t swf_rseq_pop_once_(char *area, uintptr_t ioff, uintptr_t 
     uintptr_t t, m;
     void *o;
     uint32_t st;
+    // clang-format off
 #if defined(__x86_64__)
-    __asm__ __volatile__(SWF_RSEQ_ENTER_ "movl 4(%[m]), %k[t]\n\tsubl $1, %k[t]\n\tjc 5f\n\t"
-                                         "movq 8(%[m], %[t], 8), %[o]\n\t" SWF_RSEQ_DELAY_ASM_
-                                         "movl %k[t], 4(%[m])\n" SWF_RSEQ_LEAVE_
+    __asm__ __volatile__(SWF_RSEQ_ENTER_(pop)
+                         "movl %c[mag_n](%[m]), %k[t]\n\t"
+                         "subl $1, %k[t]\n\t"
+                         "jc 5f\n\t" /* empty */
+                         "movq %c[mag_obj](%[m], %[t], 8), %[o]\n\t"
+                         SWF_RSEQ_DELAY_ASM_
+                         /* the commit: n - 1 */
+                         "movl %k[t], %c[mag_n](%[m])\n"
+                         SWF_RSEQ_LEAVE_(pop)
                          : [t] "=&r"(t), [m] "=&r"(m), [o] "=&r"(o), [st] "=&r"(st)
                          : SWF_RSEQ_IN_(area, ioff, slots, nslots)
-                         : "memory", "cc");
+                         : SWF_RSEQ_CLOBBER_);
 #else
-    __asm__ __volatile__(
-        SWF_RSEQ_ENTER_
-        "ldr %w[t], [%[m], #4]\n\tcbz %w[t], 5f\n\tsub %w[t], %w[t], #1\n\t"
-        "add %[o], %[m], #8\n\tldr %[o], [%[o], %[t], lsl #3]\n\t" SWF_RSEQ_DELAY_ASM_
-        "str %w[t], [%[m], #4]\n" SWF_RSEQ_LEAVE_
-        : [t] "=&r"(t), [m] "=&r"(m), [o] "=&r"(o), [st] "=&r"(st)
-        : SWF_RSEQ_IN_(area, ioff, slots, nslots)
-        : "memory", "cc");
+    __asm__ __volatile__(SWF_RSEQ_ENTER_(pop)
+                         "ldr %w[t], [%[m], #%c[mag_n]]\n\t"
+                         "cbz %w[t], 5f\n\t" /* empty */
+                         "sub %w[t], %w[t], #1\n\t"
+                         "add %[o], %[m], #%c[mag_obj]\n\t"
+                         "ldr %[o], [%[o], %[t], lsl #3]\n\t"
+                         SWF_RSEQ_DELAY_ASM_
+                         /* the commit: n - 1 */
+                         "str %w[t], [%[m], #%c[mag_n]]\n"
+                         SWF_RSEQ_LEAVE_(pop)
+                         : [t] "=&r"(t), [m] "=&r"(m), [o] "=&r"(o), [st] "=&r"(st)
+                         : SWF_RSEQ_IN_(area, ioff, slots, nslots)
+                         : SWF_RSEQ_CLOBBER_);
 #endif
+    // clang-format on
     *obj = o;
     return st;
 }
@@ -132,25 +226,41 @@ static inline uint32_t swf_rseq_push_once_(char *area, uintptr_t ioff, uintptr_t
 {
     uintptr_t t, m;
     uint32_t st;
+    // clang-format off
 #if defined(__x86_64__)
-    __asm__ __volatile__(SWF_RSEQ_ENTER_
-                         "movl 4(%[m]), %k[t]\n\tcmpl %[cap], %k[t]\n\tjae 5f\n\t"
-                         "movq %[o], 8(%[m], %[t], 8)\n\taddl $1, %k[t]\n\t" SWF_RSEQ_DELAY_ASM_
-                         "movl %k[t], 4(%[m])\n" SWF_RSEQ_LEAVE_
+    __asm__ __volatile__(SWF_RSEQ_ENTER_(push)
+                         "movl %c[mag_n](%[m]), %k[t]\n\t"
+                         "cmpl %[cap], %k[t]\n\t"
+                         "jae 5f\n\t" /* full */
+                         /* obj[n] = obj: unseen until n moves */
+                         "movq %[o], %c[mag_obj](%[m], %[t], 8)\n\t"
+                         "addl $1, %k[t]\n\t"
+                         SWF_RSEQ_DELAY_ASM_
+                         /* the commit: n + 1 */
+                         "movl %k[t], %c[mag_n](%[m])\n"
+                         SWF_RSEQ_LEAVE_(push)
                          : [t] "=&r"(t), [m] "=&r"(m), [st] "=&r"(st)
                          : SWF_RSEQ_IN_(area, ioff, slots, nslots), [o] "r"(obj), [cap] "r"(cap)
-                         : "memory", "cc");
+                         : SWF_RSEQ_CLOBBER_);
 #else
     uintptr_t a;
-    __asm__ __volatile__(SWF_RSEQ_ENTER_
-                         "ldr %w[t], [%[m], #4]\n\tcmp %w[t], %w[cap]\n\tb.hs 5f\n\t"
-                         "add %[a], %[m], #8\n\tstr %[o], [%[a], %[t], lsl #3]\n\t"
-                         "add %w[t], %w[t], #1\n\t" SWF_RSEQ_DELAY_ASM_
-                         "str %w[t], [%[m], #4]\n" SWF_RSEQ_LEAVE_
+    __asm__ __volatile__(SWF_RSEQ_ENTER_(push)
+                         "ldr %w[t], [%[m], #%c[mag_n]]\n\t"
+                         "cmp %w[t], %w[cap]\n\t"
+                         "b.hs 5f\n\t" /* full */
+                         "add %[a], %[m], #%c[mag_obj]\n\t"
+                         /* obj[n] = obj: unseen until n moves */
+                         "str %[o], [%[a], %[t], lsl #3]\n\t"
+                         "add %w[t], %w[t], #1\n\t"
+                         SWF_RSEQ_DELAY_ASM_
+                         /* the commit: n + 1 */
+                         "str %w[t], [%[m], #%c[mag_n]]\n"
+                         SWF_RSEQ_LEAVE_(push)
                          : [t] "=&r"(t), [m] "=&r"(m), [a] "=&r"(a), [st] "=&r"(st)
                          : SWF_RSEQ_IN_(area, ioff, slots, nslots), [o] "r"(obj), [cap] "r"(cap)
-                         : "memory", "cc");
+                         : SWF_RSEQ_CLOBBER_);
 #endif
+    // clang-format on
     return st;
 }
 

@@ -105,16 +105,33 @@ extern uint32_t swfi_rseq_index_off_; /* SWFI_RSEQ_CPU_ID_OFF or SWFI_RSEQ_MM_CI
 
 #ifdef SWF_RSEQ_DELAY /* the abort test: loop iterations injected inside every sequence */
 extern uint32_t swfi_rseq_delay_;
+// clang-format off
 #if defined(__x86_64__)
-#define SWF_RSEQ_DELAY_ASM_ "movl %[delay], %k[st]\n7:\n\tsubl $1, %k[st]\n\tjnc 7b\n\t"
+#define SWF_RSEQ_DELAY_ASM_           \
+    "movl %[delay], %k[st]\n"         \
+    "7:\n\t"                          \
+    "subl $1, %k[st]\n\t"             \
+    "jnc 7b\n\t"
 #else
-#define SWF_RSEQ_DELAY_ASM_ "mov %w[st], %w[delay]\n7:\n\tsubs %w[st], %w[st], #1\n\tb.hs 7b\n\t"
+#define SWF_RSEQ_DELAY_ASM_           \
+    "mov %w[st], %w[delay]\n"         \
+    "7:\n\t"                          \
+    "subs %w[st], %w[st], #1\n\t"     \
+    "b.hs 7b\n\t"
 #endif
+// clang-format on
 #define SWF_RSEQ_DELAY_IN_ , [delay] "r"(swfi_rseq_delay_)
 #endif
 
 /* The sequences themselves: written once, for the library and cache.h's inline path. */
 #include <sweepfill/rseq_abi.h>
+
+_Static_assert(offsetof(struct rseq, cpu_id) == SWFI_RSEQ_CPU_ID_OFF &&
+                   offsetof(struct rseq, rseq_cs) == SWFI_RSEQ_CS_OFF &&
+                   SWFI_RSEQ_CPU_ID_OFF == SWF_RSEQ_CPU_ID_OFF_ &&
+                   SWFI_RSEQ_CS_OFF == SWF_RSEQ_CS_OFF_ && SWFI_RSEQ_MAG_N == SWF_RSEQ_MAG_N_OFF_ &&
+                   SWFI_RSEQ_MAG_OBJ == SWF_RSEQ_MAG_OBJ_OFF_,
+               "the sequences' offsets");
 
 /* The calling thread's rseq area: the thread pointer plus glibc's (signed) offset. */
 static inline char *swfi_rseq_area(void)
@@ -145,19 +162,31 @@ static inline uint32_t swfi_rseq_swap_once(uintptr_t *slots, uint32_t nslots, ui
 {
     uintptr_t t, m;
     uint32_t st;
+    // clang-format off
 #if defined(__x86_64__)
-    __asm__ __volatile__(SWF_RSEQ_ENTER_ "cmpq %[old], %[m]\n\tjne 5f\n\t" SWF_RSEQ_DELAY_ASM_
-                                         "movq %[new], (%[slots], %[t], 8)\n" SWF_RSEQ_LEAVE_
+    __asm__ __volatile__(SWF_RSEQ_ENTER_(swap)
+                         "cmpq %[old], %[m]\n\t"
+                         "jne 5f\n\t" /* the slot changed */
+                         SWF_RSEQ_DELAY_ASM_
+                         /* the commit: the slot's new word */
+                         "movq %[new], (%[slots], %[t], 8)\n"
+                         SWF_RSEQ_LEAVE_(swap)
                          : [t] "=&r"(t), [m] "=&r"(m), [st] "=&r"(st)
                          : SWFI_RSEQ_IN(slots, nslots), [old] "r"(old), [new] "r"(new_word)
-                         : "memory", "cc");
+                         : SWF_RSEQ_CLOBBER_);
 #else
-    __asm__ __volatile__(SWF_RSEQ_ENTER_ "cmp %[m], %[old]\n\tb.ne 5f\n\t" SWF_RSEQ_DELAY_ASM_
-                                         "str %[new], [%[slots], %[t], lsl #3]\n" SWF_RSEQ_LEAVE_
+    __asm__ __volatile__(SWF_RSEQ_ENTER_(swap)
+                         "cmp %[m], %[old]\n\t"
+                         "b.ne 5f\n\t" /* the slot changed */
+                         SWF_RSEQ_DELAY_ASM_
+                         /* the commit: the slot's new word */
+                         "str %[new], [%[slots], %[t], lsl #3]\n"
+                         SWF_RSEQ_LEAVE_(swap)
                          : [t] "=&r"(t), [m] "=&r"(m), [st] "=&r"(st)
                          : SWFI_RSEQ_IN(slots, nslots), [old] "r"(old), [new] "r"(new_word)
-                         : "memory", "cc");
+                         : SWF_RSEQ_CLOBBER_);
 #endif
+    // clang-format on
     return st;
 }
 
@@ -167,24 +196,41 @@ static inline uint32_t swfi_rseq_find_once(uintptr_t *slots, uint32_t nslots, co
 {
     uintptr_t t, m, x;
     uint32_t st;
+    // clang-format off
 #if defined(__x86_64__)
-    __asm__ __volatile__(SWF_RSEQ_ENTER_ "movl 4(%[m]), %k[t]\n"
-                                         "8:\n\tsubl $1, %k[t]\n\tjc 5f\n\t"
-                                         "movq 8(%[m], %[t], 8), %[x]\n\t" SWF_RSEQ_DELAY_ASM_
-                                         "cmpq %[o], %[x]\n\tjne 8b\n" SWF_RSEQ_LEAVE_
+    __asm__ __volatile__(SWF_RSEQ_ENTER_(find)
+                         "movl %c[mag_n](%[m]), %k[t]\n"
+                         "8:\n\t"
+                         "subl $1, %k[t]\n\t"
+                         "jc 5f\n\t" /* not there */
+                         "movq %c[mag_obj](%[m], %[t], 8), %[x]\n\t"
+                         SWF_RSEQ_DELAY_ASM_
+                         "cmpq %[o], %[x]\n\t"
+                         /* no store: reaching 2 (found) is the commit */
+                         "jne 8b\n"
+                         SWF_RSEQ_LEAVE_(find)
                          : [t] "=&r"(t), [m] "=&r"(m), [x] "=&r"(x), [st] "=&r"(st)
                          : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj)
-                         : "memory", "cc");
+                         : SWF_RSEQ_CLOBBER_);
 #else
     uintptr_t a;
-    __asm__ __volatile__(SWF_RSEQ_ENTER_ "ldr %w[t], [%[m], #4]\n\tadd %[a], %[m], #8\n"
-                                         "8:\n\tcbz %w[t], 5f\n\tsub %w[t], %w[t], #1\n\t"
-                                         "ldr %[x], [%[a], %[t], lsl #3]\n\t" SWF_RSEQ_DELAY_ASM_
-                                         "cmp %[x], %[o]\n\tb.ne 8b\n" SWF_RSEQ_LEAVE_
+    __asm__ __volatile__(SWF_RSEQ_ENTER_(find)
+                         "ldr %w[t], [%[m], #%c[mag_n]]\n\t"
+                         "add %[a], %[m], #%c[mag_obj]\n"
+                         "8:\n\t"
+                         "cbz %w[t], 5f\n\t" /* not there */
+                         "sub %w[t], %w[t], #1\n\t"
+                         "ldr %[x], [%[a], %[t], lsl #3]\n\t"
+                         SWF_RSEQ_DELAY_ASM_
+                         "cmp %[x], %[o]\n\t"
+                         /* no store: reaching 2 (found) is the commit */
+                         "b.ne 8b\n"
+                         SWF_RSEQ_LEAVE_(find)
                          : [t] "=&r"(t), [m] "=&r"(m), [x] "=&r"(x), [a] "=&r"(a), [st] "=&r"(st)
                          : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj)
-                         : "memory", "cc");
+                         : SWF_RSEQ_CLOBBER_);
 #endif
+    // clang-format on
     return st;
 }
 
@@ -197,36 +243,59 @@ static inline uint32_t swfi_rseq_pop_many_once(uintptr_t *slots, uint32_t nslots
 {
     uintptr_t t, m, c, i, x;
     uint32_t st;
+    // clang-format off
 #if defined(__x86_64__)
-    __asm__ __volatile__(
-        SWF_RSEQ_ENTER_ "movl 4(%[m]), %k[t]\n\tmovl %[k], %k[c]\n\t"
-                        "cmpl %k[c], %k[t]\n\tcmovbl %k[t], %k[c]\n\t"
-                        "testl %k[c], %k[c]\n\tjz 5f\n\t"
-                        "subl %k[c], %k[t]\n\txorl %k[i], %k[i]\n"
-                        "8:\n\tleaq (%[t], %[i]), %[x]\n\t"
-                        "movq 8(%[m], %[x], 8), %[x]\n\t"
-                        "movq %[x], (%[buf], %[i], 8)\n\t"
-                        "addq $1, %[i]\n\tcmpq %[c], %[i]\n\tjb 8b\n\t" SWF_RSEQ_DELAY_ASM_
-                        "movl %k[t], 4(%[m])\n" SWF_RSEQ_LEAVE_
-        : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x), [st] "=&r"(st)
-        : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k)
-        : "memory", "cc");
+    __asm__ __volatile__(SWF_RSEQ_ENTER_(pop_many)
+                         "movl %c[mag_n](%[m]), %k[t]\n\t"
+                         "movl %[k], %k[c]\n\t"
+                         "cmpl %k[c], %k[t]\n\t"
+                         "cmovbl %k[t], %k[c]\n\t" /* c = min(n, k) */
+                         "testl %k[c], %k[c]\n\t"
+                         "jz 5f\n\t" /* empty */
+                         "subl %k[c], %k[t]\n\t"
+                         "xorl %k[i], %k[i]\n"
+                         "8:\n\t"
+                         "leaq (%[t], %[i]), %[x]\n\t"
+                         "movq %c[mag_obj](%[m], %[x], 8), %[x]\n\t"
+                         "movq %[x], (%[buf], %[i], 8)\n\t"
+                         "addq $1, %[i]\n\t"
+                         "cmpq %[c], %[i]\n\t"
+                         "jb 8b\n\t"
+                         SWF_RSEQ_DELAY_ASM_
+                         /* the commit: n - c */
+                         "movl %k[t], %c[mag_n](%[m])\n"
+                         SWF_RSEQ_LEAVE_(pop_many)
+                         : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
+                           [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k)
+                         : SWF_RSEQ_CLOBBER_);
 #else
     uintptr_t y;
-    __asm__ __volatile__(SWF_RSEQ_ENTER_
-                         "ldr %w[t], [%[m], #4]\n\tcmp %w[t], %w[k]\n\t"
-                         "csel %w[c], %w[t], %w[k], lo\n\tcbz %w[c], 5f\n\t"
-                         "sub %w[t], %w[t], %w[c]\n\tmov %w[i], #0\n\t"
-                         "add %[x], %[m], #8\n\tadd %[x], %[x], %[t], lsl #3\n"
-                         "8:\n\tldr %[y], [%[x], %[i], lsl #3]\n\t"
+    __asm__ __volatile__(SWF_RSEQ_ENTER_(pop_many)
+                         "ldr %w[t], [%[m], #%c[mag_n]]\n\t"
+                         "cmp %w[t], %w[k]\n\t"
+                         "csel %w[c], %w[t], %w[k], lo\n\t" /* c = min(n, k) */
+                         "cbz %w[c], 5f\n\t" /* empty */
+                         "sub %w[t], %w[t], %w[c]\n\t"
+                         "mov %w[i], #0\n\t"
+                         "add %[x], %[m], #%c[mag_obj]\n\t"
+                         "add %[x], %[x], %[t], lsl #3\n"
+                         "8:\n\t"
+                         "ldr %[y], [%[x], %[i], lsl #3]\n\t"
                          "str %[y], [%[buf], %[i], lsl #3]\n\t"
-                         "add %[i], %[i], #1\n\tcmp %[i], %[c]\n\tb.lo 8b\n\t" SWF_RSEQ_DELAY_ASM_
-                         "str %w[t], [%[m], #4]\n" SWF_RSEQ_LEAVE_
+                         "add %[i], %[i], #1\n\t"
+                         "cmp %[i], %[c]\n\t"
+                         "b.lo 8b\n\t"
+                         SWF_RSEQ_DELAY_ASM_
+                         /* the commit: n - c */
+                         "str %w[t], [%[m], #%c[mag_n]]\n"
+                         SWF_RSEQ_LEAVE_(pop_many)
                          : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
                            [y] "=&r"(y), [st] "=&r"(st)
                          : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k)
-                         : "memory", "cc");
+                         : SWF_RSEQ_CLOBBER_);
 #endif
+    // clang-format on
     *moved = (uint32_t)c;
     return st;
 }
@@ -236,37 +305,63 @@ static inline uint32_t swfi_rseq_push_many_once(uintptr_t *slots, uint32_t nslot
 {
     uintptr_t t, m, c, i, x;
     uint32_t st;
+    // clang-format off
 #if defined(__x86_64__)
-    __asm__ __volatile__(
-        SWF_RSEQ_ENTER_ "movl 4(%[m]), %k[t]\n\tmovl %[cap], %k[c]\n\t"
-                        "subl %k[t], %k[c]\n\tjbe 5f\n\t" /* full */
-                        "cmpl %[k], %k[c]\n\tcmoval %[k], %k[c]\n\t"
-                        "testl %k[c], %k[c]\n\tjz 5f\n\t"
-                        "xorl %k[i], %k[i]\n"
-                        "8:\n\tmovq (%[buf], %[i], 8), %[x]\n\t"
-                        "movq %[x], 8(%[m], %[t], 8)\n\t"
-                        "addq $1, %[t]\n\taddq $1, %[i]\n\t"
-                        "cmpq %[c], %[i]\n\tjb 8b\n\t" SWF_RSEQ_DELAY_ASM_
-                        "movl %k[t], 4(%[m])\n" SWF_RSEQ_LEAVE_
-        : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x), [st] "=&r"(st)
-        : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k), [cap] "r"(cap)
-        : "memory", "cc");
+    __asm__ __volatile__(SWF_RSEQ_ENTER_(push_many)
+                         "movl %c[mag_n](%[m]), %k[t]\n\t"
+                         "movl %[cap], %k[c]\n\t"
+                         "subl %k[t], %k[c]\n\t"
+                         "jbe 5f\n\t" /* full */
+                         "cmpl %[k], %k[c]\n\t"
+                         "cmoval %[k], %k[c]\n\t" /* c = min(cap - n, k) */
+                         "testl %k[c], %k[c]\n\t"
+                         "jz 5f\n\t" /* nothing to push */
+                         "xorl %k[i], %k[i]\n"
+                         "8:\n\t"
+                         "movq (%[buf], %[i], 8), %[x]\n\t"
+                         /* obj[n + i]: unseen until n moves */
+                         "movq %[x], %c[mag_obj](%[m], %[t], 8)\n\t"
+                         "addq $1, %[t]\n\t"
+                         "addq $1, %[i]\n\t"
+                         "cmpq %[c], %[i]\n\t"
+                         "jb 8b\n\t"
+                         SWF_RSEQ_DELAY_ASM_
+                         /* the commit: n + c */
+                         "movl %k[t], %c[mag_n](%[m])\n"
+                         SWF_RSEQ_LEAVE_(push_many)
+                         : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
+                           [st] "=&r"(st)
+                         : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k), [cap] "r"(cap)
+                         : SWF_RSEQ_CLOBBER_);
 #else
     uintptr_t y;
-    __asm__ __volatile__(SWF_RSEQ_ENTER_ "ldr %w[t], [%[m], #4]\n\tsubs %w[c], %w[cap], %w[t]\n\t"
-                                         "b.ls 5f\n\tcmp %w[c], %w[k]\n\t"
-                                         "csel %w[c], %w[k], %w[c], hi\n\tcbz %w[c], 5f\n\t"
-                                         "mov %w[i], #0\n\tadd %[x], %[m], #8\n"
-                                         "8:\n\tldr %[y], [%[buf], %[i], lsl #3]\n\t"
-                                         "str %[y], [%[x], %[t], lsl #3]\n\t"
-                                         "add %[t], %[t], #1\n\tadd %[i], %[i], #1\n\t"
-                                         "cmp %[i], %[c]\n\tb.lo 8b\n\t" SWF_RSEQ_DELAY_ASM_
-                                         "str %w[t], [%[m], #4]\n" SWF_RSEQ_LEAVE_
+    __asm__ __volatile__(SWF_RSEQ_ENTER_(push_many)
+                         "ldr %w[t], [%[m], #%c[mag_n]]\n\t"
+                         "subs %w[c], %w[cap], %w[t]\n\t"
+                         "b.ls 5f\n\t" /* full */
+                         "cmp %w[c], %w[k]\n\t"
+                         "csel %w[c], %w[k], %w[c], hi\n\t" /* c = min(cap - n, k) */
+                         "cbz %w[c], 5f\n\t" /* nothing to push */
+                         "mov %w[i], #0\n\t"
+                         "add %[x], %[m], #%c[mag_obj]\n"
+                         "8:\n\t"
+                         "ldr %[y], [%[buf], %[i], lsl #3]\n\t"
+                         /* obj[n + i]: unseen until n moves */
+                         "str %[y], [%[x], %[t], lsl #3]\n\t"
+                         "add %[t], %[t], #1\n\t"
+                         "add %[i], %[i], #1\n\t"
+                         "cmp %[i], %[c]\n\t"
+                         "b.lo 8b\n\t"
+                         SWF_RSEQ_DELAY_ASM_
+                         /* the commit: n + c */
+                         "str %w[t], [%[m], #%c[mag_n]]\n"
+                         SWF_RSEQ_LEAVE_(push_many)
                          : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
                            [y] "=&r"(y), [st] "=&r"(st)
                          : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k), [cap] "r"(cap)
-                         : "memory", "cc");
+                         : SWF_RSEQ_CLOBBER_);
 #endif
+    // clang-format on
     *moved = (uint32_t)c;
     return st;
 }
