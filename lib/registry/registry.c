@@ -675,9 +675,9 @@ static void fork_child(struct swf_tls_owner *o)
     struct swf_registry *r = of_owner(o);
     struct swf_reader *mine = swfi_tls_get(&r->owner);
     for (struct swf_reader *rd = r->records; rd != NULL; rd = rd->next_all) {
-        if (rd == mine || ck_pr_load_uint(&rd->rec.state) != EPOCH_RECORD_IN_USE)
+        if (rd == mine || swfi_load_relaxed_uint(&rd->rec.state) != EPOCH_RECORD_IN_USE)
             continue;
-        ck_pr_store_uint(&rd->rec.active, 0);
+        swfi_store_relaxed_uint(&rd->rec.active, 0);
         ck_epoch_unregister(&rd->rec);
     }
     pthread_mutex_init(&r->activation, NULL);

@@ -67,7 +67,7 @@ static bool membarrier_usable(void)
     return false;
 #else
     static const char *const words[] = {"1", "on", "yes", "true", "0", "off", "no", "false"};
-    static int warned;
+    static uint32_t warned;
     const char *no = getenv("SWF_NO_MEMBARRIER");
     if (no != NULL && no[0] != '\0') {
         size_t i = 0;
@@ -75,7 +75,7 @@ static bool membarrier_usable(void)
             i++;
         if (i < 4)
             return false;
-        if (i == 8 && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        if (i == 8 && !swfi_exchange_relaxed_32(&warned, 1))
             fprintf(stderr,
                     "sweepfill: SWF_NO_MEMBARRIER=\"%.64s\" is not one of 1, on, yes, true (the "
                     "fence path), 0, off, no, false or empty: using the default (membarrier)\n",
@@ -110,12 +110,12 @@ static void barrier_b(struct swf_feature *f)
 /* ---- the adders' half ------------------------------------------------------------------------ */
 
 static _Thread_local unsigned int my_stripe = STRIPES; /* STRIPES: not chosen yet */
-static unsigned int next_stripe;
+static uint32_t next_stripe;
 
 static struct stripe *stripe_of_thread(struct swf_feature *f)
 {
     if (SWF_UNLIKELY(my_stripe == STRIPES))
-        my_stripe = __atomic_fetch_add(&next_stripe, 1, __ATOMIC_RELAXED) % STRIPES;
+        my_stripe = swfi_fetch_add_relaxed_32(&next_stripe, 1) % STRIPES;
     return &f->stripes[my_stripe];
 }
 
@@ -165,9 +165,9 @@ int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_
     /* C: the count-in and the flag's second load, both sequentially consistent, so that one
      * of them and deactivate's D come first in their single total order (x86: a locked add and
      * a plain load, no fence instruction). */
-    __atomic_fetch_add(&s->x_adders, 1, __ATOMIC_SEQ_CST);
+    swfi_fetch_add_seq_cst_32(&s->x_adders, 1);
     int err = 0;
-    if (__atomic_load_n(&f->head.x_gate, __ATOMIC_SEQ_CST) & GATE_ON)
+    if (swfi_load_seq_cst_32(&f->head.x_gate) & GATE_ON)
         err = fill(f, s, member, mode);
     swfi_fetch_sub_acq_rel_32(&s->x_adders, 1); /* releases the publication to deactivate */
     if (err == EAGAIN)
@@ -269,7 +269,7 @@ int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
             prepare = count_members(f) + f->cfg.sweep.reserve;
         if (prepare != 0)
             (void)swf_cache_grow(f->cfg.sweep.cache, prepare);
-        __atomic_fetch_or(&f->head.x_gate, GATE_ON, __ATOMIC_SEQ_CST);
+        swfi_fetch_or_seq_cst_32(&f->head.x_gate, GATE_ON);
         barrier_b(f);
     }
     int err = sweep(f, stats);
@@ -459,10 +459,10 @@ int swf_feature_deactivate(struct swf_feature *f)
         return swfi_fail(__func__, EALREADY, "f is not active");
     }
     /* D: the flag's clearing and the loads of the counts, sequentially consistent (see C). */
-    __atomic_fetch_and(&f->head.x_gate, ~(uint32_t)GATE_ON, __ATOMIC_SEQ_CST);
+    swfi_fetch_and_seq_cst_32(&f->head.x_gate, ~(uint32_t)GATE_ON);
     f->complete = 0;
     for (int i = 0; i < STRIPES; i++)
-        while (__atomic_load_n(&f->stripes[i].x_adders, __ATOMIC_SEQ_CST) != 0)
+        while (swfi_load_seq_cst_32(&f->stripes[i].x_adders) != 0)
             sched_yield(); /* an adder between its count-in and count-out: a few steps */
     take_all(f);
     if (swfi_checks_all())
