@@ -43,6 +43,7 @@
 #include "base/tsan.h"
 #include "base/util.h"
 #include "cache/users.h"
+#include "sweep/unsweep.h"
 
 /* A node's life: UNLINKED -add-> LINKED -del-> DELETED -finalise-> UNLINKED (no release
  * callback) or RELEASED (release called; swf_node_init makes it UNLINKED again). */
@@ -534,15 +535,22 @@ int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
                : 0;
 }
 
-/* Hand a batch of taken objects to the cache, to be freed after a grace period on wrec. */
-static void retire(struct swf_registry *r, void **objs, size_t *n, int *err)
+/* What a deactivation's hand-overs share: the registry, and ENOMEM once one had no magazine. */
+struct retiring {
+    struct swf_registry *r;
+    int err;
+};
+
+/* Hand a batch of taken objects to the cache, to be freed after a grace period on wrec
+ * (unsweep.h: outside any section). */
+static void retire(void *arg, void **objs, size_t n)
 {
-    if (*n == 0)
-        return;
+    struct retiring *ret = arg;
+    struct swf_registry *r = ret->r;
     pthread_mutex_lock(&r->reclaim);
     /* swf_cache_free_deferred fences before its epoch read (cache.h): the taking exchanges are
      * visible first. */
-    if (swf_cache_free_deferred(r->cache, &r->wrec, objs, *n) != 0) {
+    if (swf_cache_free_deferred(r->cache, &r->wrec, objs, n) != 0) {
         /* No magazine to queue them in: wait for the grace period here instead. */
         struct swf_epoch_waiter w;
         swfi_epoch_waiter_init(&w);
@@ -550,48 +558,36 @@ static void retire(struct swf_registry *r, void **objs, size_t *n, int *err)
         ck_epoch_synchronize_wait(&r->epoch, swfi_epoch_wait, &w);
         swfi_watch_end(watch);
         swfi_tsan_acquire(&r->epoch);
-        for (size_t i = 0; i < *n; i++)
+        for (size_t i = 0; i < n; i++)
             swf_cache_free(r->cache, objs[i]);
-        *err = ENOMEM;
+        ret->err = ENOMEM;
     }
     pthread_mutex_unlock(&r->reclaim);
-    swfi_fetch_add_relaxed_64(&r->x_unpublished, *n);
-    *n = 0;
+    swfi_fetch_add_relaxed_64(&r->x_unpublished, n);
 }
 
-/* Take every slot back, in bounded sections with a pinned cursor, as the sweep walks. */
+/* Take every slot back (lib/sweep/unsweep.c) in rd's sections, handing over a batch of a fixed
+ * size on the stack: no allocation, so nothing here fails for want of memory (a hand-over
+ * without a magazine waits for its grace period instead, and reports ENOMEM). */
 static int unpublish_all(struct swf_registry *r, struct swf_reader *rd)
 {
     enum { BATCH = 4 * SWF_CACHE_MAGAZINE };
     void *objs[BATCH];
-    size_t n = 0, section = 0;
-    int err = 0;
-    reader_enter(rd);
-    struct swf_node *node = swf_registry_first(r);
-    while (node != NULL) {
-        void *obj = swf_slot_take(&node->slot);
-        if (obj != NULL)
-            objs[n++] = obj;
-        section++;
-        bool bound_hit = r->section_bound != 0 && section >= r->section_bound;
-        if (n < BATCH && !bound_hit) {
-            node = swf_registry_next(r, node);
-            continue;
-        }
-        /* Leave the section to hand the batch over (that takes a mutex) or to bound it. */
-        ops_pin(r, node);
-        reader_leave(rd);
-        retire(r, objs, &n, &err);
-        reader_enter(rd);
-        section = 0;
-        struct swf_node *next =
-            ops_linked(r, node) ? swf_registry_next(r, node) : swf_registry_first(r);
-        ops_unpin(r, node);
-        node = next;
-    }
-    reader_leave(rd);
-    retire(r, objs, &n, &err);
-    return err;
+    const struct swf_list list = {&registry_ops, r, offsetof(struct swf_node, slot)};
+    const struct swf_guard guard = {guard_enter, guard_leave, rd, 0};
+    struct retiring ret = {r, 0};
+    struct swfi_unsweep u = {
+        .list = &list,
+        .guard = &guard,
+        .section_bound = r->section_bound,
+        .batch = objs,
+        .batch_cap = BATCH,
+        .grow = false,
+        .hand_over = retire,
+        .arg = &ret,
+    };
+    swfi_unsweep(&u);
+    return ret.err;
 }
 
 int swf_registry_deactivate(struct swf_registry *r)

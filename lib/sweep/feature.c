@@ -29,6 +29,7 @@
 #include "base/util.h"
 #include "cache/users.h"
 #include "sweep/check.h"
+#include "sweep/unsweep.h"
 
 enum { GATE_ON = 1u, GATE_FENCE = 2u };
 enum { STRIPES = 8, DEFAULT_BATCH = 256 };
@@ -306,29 +307,6 @@ int swf_feature_catch_up(struct swf_feature *f, struct swf_sweep_stats *stats)
 
 /* ---- deactivation ---------------------------------------------------------------------------- */
 
-/* The objects a deactivation took, freed after one grace period. */
-struct taken {
-    void **v;
-    size_t n, cap;
-    void *local[DEFAULT_BATCH];
-};
-
-/* Room for one more, or false (the walk must then free what it holds first). */
-static bool taken_room(struct taken *t)
-{
-    if (t->n < t->cap)
-        return true;
-    void **bigger = malloc(2 * t->cap * sizeof(void *));
-    if (bigger == NULL)
-        return false;
-    memcpy(bigger, t->v, t->n * sizeof(void *));
-    if (t->v != t->local)
-        free(t->v);
-    t->v = bigger;
-    t->cap *= 2;
-    return true;
-}
-
 /* cfg.synchronize, under the watchdog (base/section.h). */
 static void synchronize(struct swf_feature *f)
 {
@@ -339,66 +317,33 @@ static void synchronize(struct swf_feature *f)
     swfi_watch_end(w);
 }
 
-/* Outside any section: a grace period, then the objects back to the cache. */
-static void taken_free(struct swf_feature *f, struct taken *t)
+/* Outside any section (unsweep.h): a grace period, then the objects back to the cache. */
+static void taken_free(void *arg, void **objs, size_t n)
 {
-    if (t->n == 0)
-        return;
+    struct swf_feature *f = arg;
     synchronize(f);
-    swf_cache_free_bulk(f->cfg.sweep.cache, t->v, t->n);
-    swfi_fetch_add_relaxed_64(&f->x_unpublished, t->n);
-    t->n = 0;
+    swf_cache_free_bulk(f->cfg.sweep.cache, objs, n);
+    swfi_fetch_add_relaxed_64(&f->x_unpublished, n);
 }
 
 /*
- * Take every slot, walking as the sweep does: bounded sections, the cursor pinned across them
- * where the list can pin (and from the head again when it was unlinked meanwhile, or when it
- * cannot pin: slots taken stay empty, so a restart makes progress).
+ * Take every slot (lib/sweep/unsweep.c). The batch grows while malloc can, so that one grace
+ * period usually covers all of them.
  */
 static void take_all(struct swf_feature *f)
 {
-    const struct swf_list *l = &f->cfg.sweep.list;
-    const struct swf_guard *g = &f->cfg.sweep.guard;
-    bool can_pin = swf_list_can_pin(l->ops);
-    size_t bound = f->cfg.sweep.section_bound, section = 0;
-    struct taken t = {.n = 0, .cap = DEFAULT_BATCH};
-    t.v = t.local;
-    g->enter(g->arg);
-    void *m = l->ops->first(l->list);
-    while (m != NULL) {
-        bool full = !taken_room(&t);
-        if (!full) {
-            void *obj = swf_slot_take(swf_slot_of(m, l->slot_offset));
-            if (obj != NULL)
-                t.v[t.n++] = obj;
-            section++;
-            if (bound == 0 || section < bound) {
-                m = l->ops->next(l->list, m);
-                continue;
-            }
-        }
-        /* Leave the section: to bound it, or to free what we hold. */
-        if (can_pin)
-            l->ops->pin(l->list, m);
-        g->leave(g->arg);
-        if (full)
-            taken_free(f, &t);
-        g->enter(g->arg);
-        section = 0;
-        void *next = NULL;
-        if (can_pin) {
-            bool on = l->ops->linked(l->list, m);
-            next = on ? (full ? m : l->ops->next(l->list, m)) : l->ops->first(l->list);
-            l->ops->unpin(l->list, m);
-        } else {
-            next = l->ops->first(l->list);
-        }
-        m = next;
-    }
-    g->leave(g->arg);
-    taken_free(f, &t);
-    if (t.v != t.local)
-        free(t.v);
+    void *local[DEFAULT_BATCH];
+    struct swfi_unsweep u = {
+        .list = &f->cfg.sweep.list,
+        .guard = &f->cfg.sweep.guard,
+        .section_bound = f->cfg.sweep.section_bound,
+        .batch = local,
+        .batch_cap = DEFAULT_BATCH,
+        .grow = true,
+        .hand_over = taken_free,
+        .arg = f,
+    };
+    swfi_unsweep(&u);
 }
 
 /* Whether member, found in a section still holding an object after take_all, is on the list:
