@@ -62,7 +62,7 @@ struct swf_reader {
 CK_LIST_HEAD(swf_node_list, swf_node);
 
 struct swf_registry {
-    struct swf_tls_owner owner; /* per-thread readers */
+    struct swfi_tls_owner owner; /* per-thread readers */
     struct swf_cache *cache;
     swf_init_fn *init;
     void *init_arg;
@@ -99,7 +99,7 @@ static ck_epoch_entry_t *node_entry(struct swf_node *n)
 /* ---- readers -------------------------------------------------------------------------------- */
 
 /* The thread's binding for r is given back at its exit: the record becomes recyclable. */
-static void reader_release(struct swf_tls_owner *o, void *state)
+static void reader_release(struct swfi_tls_owner *o, void *state)
 {
     (void)o;
     struct swf_reader *rd = state;
@@ -302,7 +302,7 @@ static const char GRACE_CAUSE[] = "a reader has not left swf_registry_read_lock'
 static void barrier(struct swf_registry *r)
 {
     pthread_mutex_lock(&r->reclaim);
-    struct swf_epoch_waiter w;
+    struct swfi_epoch_waiter w;
     swfi_epoch_waiter_init(&w);
     int watch = swfi_watch_begin(GRACE_WAIT, GRACE_CAUSE);
     ck_epoch_barrier_wait(&r->wrec, swfi_epoch_wait, &w);
@@ -552,7 +552,7 @@ static void retire(void *arg, void **objs, size_t n)
      * visible first. */
     if (swf_cache_free_deferred(r->cache, &r->wrec, objs, n) != 0) {
         /* No magazine to queue them in: wait for the grace period here instead. */
-        struct swf_epoch_waiter w;
+        struct swfi_epoch_waiter w;
         swfi_epoch_waiter_init(&w);
         int watch = swfi_watch_begin(GRACE_WAIT, GRACE_CAUSE);
         ck_epoch_synchronize_wait(&r->epoch, swfi_epoch_wait, &w);
@@ -626,7 +626,7 @@ enum { EPOCH_RECORD_IN_USE = 0 };
 
 /* ---- fork ----------------------------------------------------------------------------------- */
 
-static struct swf_registry *of_owner(struct swf_tls_owner *o)
+static struct swf_registry *of_owner(struct swfi_tls_owner *o)
 {
     return SWF_CONTAINER_OF(o, struct swf_registry, owner);
 }
@@ -635,7 +635,7 @@ static struct swf_registry *of_owner(struct swf_tls_owner *o)
  * deactivate hold reclaim), in their nesting order. owner.c takes these of every registry before
  * any lock a reader inside a section may need: a reader of r that needs one of those, while
  * someone waits for it under r's reclaim and a fork waits for that reclaim, would never leave. */
-static void fork_hold(struct swf_tls_owner *o)
+static void fork_hold(struct swfi_tls_owner *o)
 {
     struct swf_registry *r = of_owner(o);
     pthread_mutex_lock(&r->activation);
@@ -643,14 +643,14 @@ static void fork_hold(struct swf_tls_owner *o)
 }
 
 /* The rest, later: writer (add and del) and records_lock (a thread's first read). */
-static void fork_prepare(struct swf_tls_owner *o)
+static void fork_prepare(struct swfi_tls_owner *o)
 {
     struct swf_registry *r = of_owner(o);
     pthread_mutex_lock(&r->writer);
     pthread_mutex_lock(&r->records_lock);
 }
 
-static void fork_parent(struct swf_tls_owner *o)
+static void fork_parent(struct swfi_tls_owner *o)
 {
     struct swf_registry *r = of_owner(o);
     pthread_mutex_unlock(&r->records_lock);
@@ -666,7 +666,7 @@ static void fork_parent(struct swf_tls_owner *o)
  * their records are marked inactive and given up for recycling. The forking thread's own reader
  * stays as it was (a fork inside one's own read section is not supported: registry.h).
  */
-static void fork_child(struct swf_tls_owner *o)
+static void fork_child(struct swfi_tls_owner *o)
 {
     struct swf_registry *r = of_owner(o);
     struct swf_reader *mine = swfi_tls_get(&r->owner);
@@ -682,7 +682,7 @@ static void fork_child(struct swf_tls_owner *o)
     pthread_mutex_init(&r->records_lock, NULL);
 }
 
-static const struct swf_owner_ops registry_owner_ops = {
+static const struct swfi_owner_ops registry_owner_ops = {
     .release = reader_release,
     .fork_hold = fork_hold,
     .fork_prepare = fork_prepare,

@@ -302,7 +302,7 @@ void swf_synchronize_epoch(void *arg)
                  "itself (call it outside the record's sections)",
                  arg);
     int w = swfi_watch_begin("swf_synchronize_epoch's grace period", SYNC_CAUSE);
-    struct swf_epoch_waiter waiter;
+    struct swfi_epoch_waiter waiter;
     swfi_epoch_waiter_init(&waiter);
     ck_epoch_synchronize_wait(rec->global, swfi_epoch_wait, &waiter);
     swfi_watch_end(w);

@@ -13,6 +13,8 @@ every lib/**/*.c and *.h and fails (TAP `not ok`, one point per file) on:
     swfi_ and swf_ definitions at file scope), by name, outside comments and strings;
   - a file-scope definition named swf_ that no public header names: swf_ is the public prefix,
     and a function or variable that lib/ files share among themselves is named swfi_;
+  - a struct, union or enum tag defined in lib/ and named swf_ that no public header names:
+    internal tags are named swfi_ (the public headers' tags, opaque or not, keep swf_);
   - an atomic operation written directly (__atomic_* builtins, C11 atomic_*_explicit or
     atomic_thread_fence, Concurrency Kit's ck_pr_*) anywhere but lib/base/atomic.h, whose
     wrappers carry the memory order in their names. The public headers (include/sweepfill) keep
@@ -67,6 +69,7 @@ VAR_DEF = re.compile(r"^(?!static\b|extern\b|typedef\b|#|struct \w+ \{|union\b|e
                      r"[A-Za-z_][\w \t*]*?\b(swfi?_\w+)[ \t]*(?:\[[^\]]*\][ \t]*)?"
                      r"(?:__attribute__\(\(.*?\)\)[ \t]*)?[=;]", re.M)
 NAME = re.compile(r"\bswfi?_\w+\b")
+TAG_DEF = re.compile(r"\b(?:struct|union|enum)[ \t\n]+(swf_\w+)[ \t\n]*\{")
 
 
 def strip(text):
@@ -137,6 +140,9 @@ def check(root):
         for name, home in sorted(defined.items()):
             if home == f and name.startswith("swf_") and name not in public:
                 bad.append(f"defines {name}, which no public header names (internal: swfi_)")
+        for tag in sorted(set(TAG_DEF.findall(stripped[f]))):
+            if tag not in public:
+                bad.append(f"defines the tag {tag}, which no public header names (internal: swfi_)")
         if f != ATOMIC_HOME and f not in ATOMIC_EXEMPT:
             direct = sorted(set(ATOMIC.findall(stripped[f])))
             if direct:
@@ -184,7 +190,11 @@ FIXTURE = {
     "lib/stray.c": "int x;\n",
     "lib/base/public.c": "int swf_api(void)\n{\n    return 0;\n}\n",
     "lib/base/misnamed.c": "int swf_secret(void)\n{\n    return 0;\n}\n",
-    "include/sweepfill/api.h": "int swf_api(void);\n",
+    "include/sweepfill/api.h": "int swf_api(void);\nstruct swf_open;\n",
+    "lib/base/tag_public.h": "struct swf_open {\n    int x;\n};\n",
+    "lib/base/tag_internal.h": "struct swfi_inner {\n    int x;\n};\n",
+    "lib/base/tag_misnamed.h": ("/* struct swf_in_comment { does not count */\n"
+                                "struct swf_inner {\n    int x;\n};\n"),
     "lib/base/atomic.h": ("static inline int swfi_load(int *p)\n{\n"
                           "    return __atomic_load_n(p, __ATOMIC_RELAXED);\n}\n"),
     "lib/base/raw_builtin.c": ("int f(int *p)\n{\n    /* __atomic_load_n() in a comment does not"
@@ -196,7 +206,7 @@ FIXTURE = {
 FIXTURE_BAD = {"lib/base/up_call.c", "lib/base/up_var.c", "lib/base/up_include.c",
                "lib/base/up_public.c", "lib/base/bare.c", "lib/stray.c",
                "lib/base/misnamed.c", "lib/base/raw_builtin.c", "lib/base/raw_c11.c",
-               "lib/base/raw_ck.c"}
+               "lib/base/raw_ck.c", "lib/base/tag_misnamed.h"}
 
 
 def self_test():
