@@ -13,30 +13,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The objects taken and not yet handed over: in the caller's buffer, or in a bigger one. */
+struct batch {
+    void **v;
+    size_t n, cap;
+};
+
 /* Room for one more object in the batch, or false (the walk must hand the batch over first). */
-static bool room(const struct swfi_unsweep *u, void ***v, size_t *n, size_t *cap)
+static bool room(const struct swfi_unsweep *u, struct batch *b)
 {
-    if (*n < *cap)
+    if (b->n < b->cap)
         return true;
     if (!u->grow)
         return false;
-    void **bigger = malloc(2 * *cap * sizeof(void *));
+    void **bigger = malloc(2 * b->cap * sizeof(void *));
     if (bigger == NULL)
         return false;
-    memcpy(bigger, *v, *n * sizeof(void *));
-    if (*v != u->batch)
-        free(*v);
-    *v = bigger;
-    *cap *= 2;
+    memcpy(bigger, b->v, b->n * sizeof(void *));
+    if (b->v != u->batch)
+        free(b->v);
+    b->v = bigger;
+    b->cap *= 2;
     return true;
 }
 
-static void hand_over(const struct swfi_unsweep *u, void **v, size_t *n)
+static void hand_over(const struct swfi_unsweep *u, struct batch *b)
 {
-    if (*n == 0)
+    if (b->n == 0)
         return;
-    u->hand_over(u->arg, v, *n);
-    *n = 0;
+    u->hand_over(u->arg, b->v, b->n);
+    b->n = 0;
 }
 
 void swfi_unsweep(const struct swfi_unsweep *u)
@@ -45,16 +51,15 @@ void swfi_unsweep(const struct swfi_unsweep *u)
     const struct swf_guard *g = u->guard;
     bool can_pin = swf_list_can_pin(l->ops);
     size_t bound = u->section_bound, section = 0;
-    void **v = u->batch;
-    size_t n = 0, cap = u->batch_cap;
+    struct batch b = {u->batch, 0, u->batch_cap};
     g->enter(g->arg);
     void *m = l->ops->first(l->list);
     while (m != NULL) {
-        bool full = !room(u, &v, &n, &cap);
+        bool full = !room(u, &b);
         if (!full) {
             void *obj = swf_slot_take(swf_slot_of(m, l->slot_offset));
             if (obj != NULL)
-                v[n++] = obj;
+                b.v[b.n++] = obj;
             section++;
             if (bound == 0 || section < bound) {
                 m = l->ops->next(l->list, m);
@@ -66,7 +71,7 @@ void swfi_unsweep(const struct swfi_unsweep *u)
             l->ops->pin(l->list, m);
         g->leave(g->arg);
         if (full)
-            hand_over(u, v, &n);
+            hand_over(u, &b);
         g->enter(g->arg);
         section = 0;
         void *next = NULL;
@@ -80,7 +85,7 @@ void swfi_unsweep(const struct swfi_unsweep *u)
         m = next;
     }
     g->leave(g->arg);
-    hand_over(u, v, &n);
-    if (v != u->batch)
-        free(v);
+    hand_over(u, &b);
+    if (b.v != u->batch)
+        free(b.v);
 }
