@@ -13,8 +13,9 @@
  *     operations on the same plain fields viewed as _Atomic, which ThreadSanitizer understands
  *     (ck_pr's volatile accesses and fences it cannot see as synchronisation).
  *
- * Sizes: pointers, uint32_t and uint64_t. The c11 build relies on _Atomic(T) having T's size and
- * representation, which holds on every target GCC and Clang support for these types.
+ * Sizes: pointers, uintptr_t, unsigned int, uint32_t and uint64_t. The c11 build relies on
+ * _Atomic(T) having T's size and representation, which holds on every target GCC and Clang support
+ * for these types.
  */
 #ifndef SWF_LIB_ATOMIC_H
 #define SWF_LIB_ATOMIC_H
@@ -95,6 +96,68 @@ static inline uint32_t swfi_fetch_add_acq_rel_32(uint32_t *p, uint32_t v)
 static inline uint32_t swfi_fetch_sub_acq_rel_32(uint32_t *p, uint32_t v)
 {
     return atomic_fetch_sub_explicit(SWF_A32(p), v, memory_order_acq_rel);
+}
+static inline uint32_t swfi_fetch_add_relaxed_32(uint32_t *p, uint32_t v)
+{
+    return atomic_fetch_add_explicit(SWF_A32(p), v, memory_order_relaxed);
+}
+static inline uint32_t swfi_exchange_relaxed_32(uint32_t *p, uint32_t v)
+{
+    return atomic_exchange_explicit(SWF_A32(p), v, memory_order_relaxed);
+}
+/* Sequentially consistent: for the protocols that need one total order of a store (or a
+ * read-modify-write) and a later load on another word (a Dekker pair: feature.c's C and D,
+ * section.c's wake and idle words). */
+static inline uint32_t swfi_load_seq_cst_32(const uint32_t *p)
+{
+    return atomic_load_explicit(SWF_A32(p), memory_order_seq_cst);
+}
+static inline void swfi_store_seq_cst_32(uint32_t *p, uint32_t v)
+{
+    atomic_store_explicit(SWF_A32(p), v, memory_order_seq_cst);
+}
+static inline uint32_t swfi_fetch_add_seq_cst_32(uint32_t *p, uint32_t v)
+{
+    return atomic_fetch_add_explicit(SWF_A32(p), v, memory_order_seq_cst);
+}
+static inline uint32_t swfi_fetch_or_seq_cst_32(uint32_t *p, uint32_t v)
+{
+    return atomic_fetch_or_explicit(SWF_A32(p), v, memory_order_seq_cst);
+}
+static inline uint32_t swfi_fetch_and_seq_cst_32(uint32_t *p, uint32_t v)
+{
+    return atomic_fetch_and_explicit(SWF_A32(p), v, memory_order_seq_cst);
+}
+
+/* unsigned int (Concurrency Kit's epoch record fields) */
+static inline unsigned int swfi_load_relaxed_uint(const unsigned int *p)
+{
+    return atomic_load_explicit((_Atomic(unsigned int) *)p, memory_order_relaxed);
+}
+static inline void swfi_store_relaxed_uint(unsigned int *p, unsigned int v)
+{
+    atomic_store_explicit((_Atomic(unsigned int) *)p, v, memory_order_relaxed);
+}
+
+/* uintptr_t (the per-CPU slots: a pointer with a lock bit) */
+static inline uintptr_t swfi_load_relaxed_uptr(const uintptr_t *p)
+{
+    return atomic_load_explicit((_Atomic(uintptr_t) *)p, memory_order_relaxed);
+}
+static inline uintptr_t swfi_load_acquire_uptr(const uintptr_t *p)
+{
+    return atomic_load_explicit((_Atomic(uintptr_t) *)p, memory_order_acquire);
+}
+/* Strong compare-and-swap, acq_rel on success; a failure is relaxed (the caller retries with
+ * the value seen). */
+static inline bool swfi_cas_acq_rel_uptr(uintptr_t *p, uintptr_t *expected, uintptr_t desired)
+{
+    return atomic_compare_exchange_strong_explicit((_Atomic(uintptr_t) *)p, expected, desired,
+                                                   memory_order_acq_rel, memory_order_relaxed);
+}
+static inline uintptr_t swfi_fetch_and_release_uptr(uintptr_t *p, uintptr_t v)
+{
+    return atomic_fetch_and_explicit((_Atomic(uintptr_t) *)p, v, memory_order_release);
 }
 
 /* 64-bit */
@@ -244,6 +307,65 @@ static inline uint32_t swfi_fetch_add_acq_rel_32(uint32_t *p, uint32_t v)
 static inline uint32_t swfi_fetch_sub_acq_rel_32(uint32_t *p, uint32_t v)
 {
     return swfi_fetch_add_acq_rel_32(p, (uint32_t)0 - v);
+}
+static inline uint32_t swfi_fetch_add_relaxed_32(uint32_t *p, uint32_t v)
+{
+    return ck_pr_faa_32(p, v);
+}
+static inline uint32_t swfi_exchange_relaxed_32(uint32_t *p, uint32_t v)
+{
+    return ck_pr_fas_32(p, v);
+}
+/* ck_pr has no sequentially consistent operation (its fences would add a full fence to the load,
+ * which x86 does not need): these are the compiler's own atomics, which the c11 branch gets
+ * through <stdatomic.h>, on the same plain words. */
+static inline uint32_t swfi_load_seq_cst_32(const uint32_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+static inline void swfi_store_seq_cst_32(uint32_t *p, uint32_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+}
+static inline uint32_t swfi_fetch_add_seq_cst_32(uint32_t *p, uint32_t v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+static inline uint32_t swfi_fetch_or_seq_cst_32(uint32_t *p, uint32_t v)
+{
+    return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
+}
+static inline uint32_t swfi_fetch_and_seq_cst_32(uint32_t *p, uint32_t v)
+{
+    return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
+}
+
+static inline unsigned int swfi_load_relaxed_uint(const unsigned int *p)
+{
+    return ck_pr_load_uint(p);
+}
+static inline void swfi_store_relaxed_uint(unsigned int *p, unsigned int v)
+{
+    ck_pr_store_uint(p, v);
+}
+
+/* ck_pr has no uintptr_t operations and no ordered ones: the compiler's atomics, as above. */
+static inline uintptr_t swfi_load_relaxed_uptr(const uintptr_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+static inline uintptr_t swfi_load_acquire_uptr(const uintptr_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+static inline bool swfi_cas_acq_rel_uptr(uintptr_t *p, uintptr_t *expected, uintptr_t desired)
+{
+    return __atomic_compare_exchange_n(p, expected, desired, false, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_RELAXED);
+}
+static inline uintptr_t swfi_fetch_and_release_uptr(uintptr_t *p, uintptr_t v)
+{
+    return __atomic_fetch_and(p, v, __ATOMIC_RELEASE);
 }
 
 static inline uint64_t swfi_load_relaxed_64(const uint64_t *p)

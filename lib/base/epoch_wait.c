@@ -64,7 +64,7 @@ void swfi_epoch_section_ended(void)
 void swfi_epoch_wait(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *arg)
 {
     (void)epoch;
-    struct swf_epoch_waiter *w = arg;
+    struct swfi_epoch_waiter *w = arg;
     if (w->scans++ < SPIN_SCANS) {
         for (int i = 0; i < SPIN_PAUSES; i++)
             cpu_relax();
@@ -88,7 +88,7 @@ void swfi_epoch_wait_fork_child(void)
     swfi_store_relaxed_32(&x_sleepers, 0);
 }
 
-void swfi_epoch_waiter_init(struct swf_epoch_waiter *w)
+void swfi_epoch_waiter_init(struct swfi_epoch_waiter *w)
 {
     w->scans = 0;
     w->sleeps = 0;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int swfi_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks)
+int swfi_itable_init(struct swfi_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks)
 {
     t->x_blocks = NULL;
     t->x_count = 0;
@@ -21,7 +21,7 @@ int swfi_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uin
     return 0;
 }
 
-void swfi_itable_fini(struct swf_itable *t)
+void swfi_itable_fini(struct swfi_itable *t)
 {
     uint32_t count = swfi_load_relaxed_32(&t->x_count);
     for (uint32_t b = 0; b < (count >> t->shift); b++)
@@ -41,7 +41,7 @@ void swfi_itable_fini(struct swf_itable *t)
 
 /* Make the directory hold at least `blocks` entries (at most max_blocks): a copy twice as large,
  * or more when that is short (8 entries at first), published with a release store. 0 or ENOMEM. */
-static int dir_reserve(struct swf_itable *t, uint32_t blocks)
+static int dir_reserve(struct swfi_itable *t, uint32_t blocks)
 {
     if (blocks <= t->dir_cap)
         return 0;
@@ -71,7 +71,7 @@ static int dir_reserve(struct swf_itable *t, uint32_t blocks)
     return 0;
 }
 
-int swfi_itable_reserve(struct swf_itable *t, uint32_t blocks)
+int swfi_itable_reserve(struct swfi_itable *t, uint32_t blocks)
 {
     uint32_t b = swfi_load_relaxed_32(&t->x_count) >> t->shift;
     if (blocks > t->max_blocks - b || ((uint64_t)b + blocks) << t->shift > SWF_ISTACK_NODES_MAX ||
@@ -82,7 +82,7 @@ int swfi_itable_reserve(struct swf_itable *t, uint32_t blocks)
 
 /* Publish `blocks` blocks from mem, one after another, as the next ones; returns the index of the
  * first node. owns: mem is the table's own allocation (fini frees it, through the first block). */
-static uint32_t add_blocks(struct swf_itable *t, uint32_t count, char *mem, uint32_t blocks,
+static uint32_t add_blocks(struct swfi_itable *t, uint32_t count, char *mem, uint32_t blocks,
                            bool owns)
 {
     uint32_t b = count >> t->shift;
@@ -96,7 +96,7 @@ static uint32_t add_blocks(struct swf_itable *t, uint32_t count, char *mem, uint
     return count;
 }
 
-uint32_t swfi_itable_grow(struct swf_itable *t, uint32_t blocks)
+uint32_t swfi_itable_grow(struct swfi_itable *t, uint32_t blocks)
 {
     uint32_t count = swfi_load_relaxed_32(&t->x_count);
     if (blocks == 0 || swfi_itable_reserve(t, blocks) != 0)
@@ -110,7 +110,7 @@ uint32_t swfi_itable_grow(struct swf_itable *t, uint32_t blocks)
     return add_blocks(t, count, mem, blocks, true);
 }
 
-uint32_t swfi_itable_adopt(struct swf_itable *t, void *block)
+uint32_t swfi_itable_adopt(struct swfi_itable *t, void *block)
 {
     uint32_t count = swfi_load_relaxed_32(&t->x_count);
     if (swfi_itable_reserve(t, 1) != 0)

@@ -31,7 +31,7 @@
 
 #include "base/atomic.h"
 
-struct swf_itable {
+struct swfi_itable {
     void **x_blocks;  /* the directory: dir_cap block pointers, NULL before the first grow;
                          replaced (release) under the owner's mutex; entry -1 links the one
                          it replaced */
@@ -53,11 +53,11 @@ struct swf_itable {
 #define SWF_ISTACK_INDEX_MASK ((UINT64_C(1) << SWF_ISTACK_INDEX_BITS) - 1)
 #define SWF_ISTACK_TAG_ONE    (UINT64_C(1) << SWF_ISTACK_INDEX_BITS)
 
-struct swf_istack {
+struct swfi_istack {
     uint64_t x_head; /* tag << 24 | (index + 1); index part 0 = empty */
 };
 
-static inline void *swfi_itable_node(const struct swf_itable *t, uint32_t index)
+static inline void *swfi_itable_node(const struct swfi_itable *t, uint32_t index)
 {
     /* The index came to us through a stack whose release CAS was ordered after the stores of
      * its block's pointer and of a directory holding it: we see that directory or a later copy,
@@ -67,7 +67,7 @@ static inline void *swfi_itable_node(const struct swf_itable *t, uint32_t index)
     return block + (size_t)(index & ((1u << t->shift) - 1)) * t->node_size;
 }
 
-static inline void swfi_istack_push(struct swf_istack *s, const struct swf_itable *t,
+static inline void swfi_istack_push(struct swfi_istack *s, const struct swfi_itable *t,
                                     uint32_t index)
 {
     uint32_t *next = (uint32_t *)swfi_itable_node(t, index);
@@ -83,7 +83,7 @@ static inline void swfi_istack_push(struct swf_istack *s, const struct swf_itabl
 
 /* Push a private chain of nodes in one compare-and-swap: first .. last, linked through x_next
  * (index + 1) by the caller; last's link is set here. The same release as a push. */
-static inline void swfi_istack_push_chain(struct swf_istack *s, const struct swf_itable *t,
+static inline void swfi_istack_push_chain(struct swfi_istack *s, const struct swfi_itable *t,
                                           uint32_t first, uint32_t last)
 {
     uint32_t *next = (uint32_t *)swfi_itable_node(t, last);
@@ -96,7 +96,7 @@ static inline void swfi_istack_push_chain(struct swf_istack *s, const struct swf
 }
 
 /* Pop the top node; returns its index, or UINT32_MAX when the stack is empty. */
-static inline uint32_t swfi_istack_pop(struct swf_istack *s, const struct swf_itable *t)
+static inline uint32_t swfi_istack_pop(struct swfi_istack *s, const struct swfi_itable *t)
 {
     /* Acquire pairs with the pushing CAS: we read the node's link and, after winning, its
      * contents. */
@@ -115,7 +115,7 @@ static inline uint32_t swfi_istack_pop(struct swf_istack *s, const struct swf_it
 }
 
 /* Whether the stack is empty (a relaxed look). */
-static inline int swfi_istack_empty(const struct swf_istack *s)
+static inline int swfi_istack_empty(const struct swfi_istack *s)
 {
     return (swfi_load_relaxed_64(&s->x_head) & SWF_ISTACK_INDEX_MASK) == 0;
 }
@@ -123,18 +123,18 @@ static inline int swfi_istack_empty(const struct swf_istack *s)
 /* Add `blocks` blocks of nodes (zeroed, every page written), in one allocation, to the table; the
  * caller holds the owner's mutex. Returns the index of the first new node, or UINT32_MAX if the
  * table would be full (max_blocks, or SWF_ISTACK_NODES_MAX nodes) or memory ran out. */
-uint32_t swfi_itable_grow(struct swf_itable *t, uint32_t blocks);
+uint32_t swfi_itable_grow(struct swfi_itable *t, uint32_t blocks);
 /* Make room for `blocks` more blocks (the directory sized for them; the caller holds the owner's
  * mutex): 0, after which that many swfi_itable_adopt calls cannot fail, or ENOMEM (the table
  * would be full, or no memory for the directory). */
-int swfi_itable_reserve(struct swf_itable *t, uint32_t blocks);
+int swfi_itable_reserve(struct swfi_itable *t, uint32_t blocks);
 /* Add one block of nodes that the caller made: node_size << shift bytes, 64-byte aligned, zeroed
  * and every page prepared, alive until after swfi_itable_fini, which leaves it alone (the caller
  * unmaps it). The caller holds the owner's mutex. Returns the index of its first node, or
  * UINT32_MAX if the table is full or memory ran out (then the block is not the table's). */
-uint32_t swfi_itable_adopt(struct swf_itable *t, void *block);
+uint32_t swfi_itable_adopt(struct swfi_itable *t, void *block);
 /* An empty table (allocates nothing: the first grow makes the directory). Returns 0. */
-int swfi_itable_init(struct swf_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks);
-void swfi_itable_fini(struct swf_itable *t);
+int swfi_itable_init(struct swfi_itable *t, size_t node_size, uint32_t shift, uint32_t max_blocks);
+void swfi_itable_fini(struct swfi_itable *t);
 
 #endif /* SWF_LIB_ISTACK_H */

@@ -23,7 +23,7 @@ SWF_API __thread struct swf_thread_ swf_thread_self_ __attribute__((tls_model("i
  * unregistration are rare and may block: handle_lock keeps the free-slot search, the id counter
  * and the fork handlers simple. The lock-free paths never take it. */
 static uint64_t owner_word[SWF_OWNERS_MAX];
-static struct swf_tls_owner *owner_ptr[SWF_OWNERS_MAX];
+static struct swfi_tls_owner *owner_ptr[SWF_OWNERS_MAX];
 static uint32_t x_handles_used; /* one past the highest handle ever given out */
 static uint32_t first_free;     /* no handle below this one is free (under handle_lock) */
 static pthread_mutex_t handle_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -50,7 +50,7 @@ static void release_binding(uint32_t handle, struct swf_binding_ *b)
     /* Pinned: unregister cannot complete until we unpin, so the owner stays valid. The acquire
      * above pairs with the release in swfi_tls_owner_register's store of the word, which followed
      * the owner pointer's store. */
-    struct swf_tls_owner *o = swfi_load_relaxed_ptr((void *const *)&owner_ptr[handle]);
+    struct swfi_tls_owner *o = swfi_load_relaxed_ptr((void *const *)&owner_ptr[handle]);
     o->ops->release(o, b->state);
     uint64_t cur = swfi_load_relaxed_64(word);
     while (!swfi_cas_acq_rel_64(word, &cur, cur - 1))
@@ -130,7 +130,7 @@ static void hold_all(void)
         if (is_held(h) || !pin_any(h))
             continue;
         /* The pin's acquire pairs with registration's release: owner_ptr[h] is this owner. */
-        struct swf_tls_owner *o = swfi_load_relaxed_ptr((void *const *)&owner_ptr[h]);
+        struct swfi_tls_owner *o = swfi_load_relaxed_ptr((void *const *)&owner_ptr[h]);
         if (o == NULL || o->ops->fork_hold == NULL) {
             unpin(h);
             continue;
@@ -145,7 +145,7 @@ static bool all_held(void)
 {
     uint32_t used = swfi_load_relaxed_32(&x_handles_used);
     for (uint32_t h = 0; h < used; h++) {
-        struct swf_tls_owner *o = owner_ptr[h];
+        struct swfi_tls_owner *o = owner_ptr[h];
         if (swfi_load_relaxed_64(&owner_word[h]) != 0 && o != NULL && o->ops->fork_hold != NULL &&
             !is_held(h))
             return false;
@@ -160,31 +160,31 @@ static void unpin_held(void)
             unpin(i * 64 + (uint32_t)__builtin_ctzll(held[i]));
 }
 
-static void each_owner(int rank, bool reverse, void (*hook)(struct swf_tls_owner *))
+static void each_owner(int rank, bool reverse, void (*hook)(struct swfi_tls_owner *))
 {
     uint32_t used = swfi_load_relaxed_32(&x_handles_used);
     for (uint32_t i = 0; i < used; i++) {
         uint32_t h = reverse ? used - 1 - i : i;
-        struct swf_tls_owner *o = owner_ptr[h];
+        struct swfi_tls_owner *o = owner_ptr[h];
         if (swfi_load_relaxed_64(&owner_word[h]) == 0 || o == NULL || o->ops->fork_rank != rank)
             continue;
         hook(o);
     }
 }
 
-static void call_prepare(struct swf_tls_owner *o)
+static void call_prepare(struct swfi_tls_owner *o)
 {
     if (o->ops->fork_prepare)
         o->ops->fork_prepare(o);
 }
 
-static void call_parent(struct swf_tls_owner *o)
+static void call_parent(struct swfi_tls_owner *o)
 {
     if (o->ops->fork_parent)
         o->ops->fork_parent(o);
 }
 
-static void call_child(struct swf_tls_owner *o)
+static void call_child(struct swfi_tls_owner *o)
 {
     if (o->ops->fork_child)
         o->ops->fork_child(o);
@@ -241,7 +241,7 @@ __attribute__((constructor)) static void thread_init(void)
 
 /* ---- bindings ------------------------------------------------------------------------------- */
 
-int swfi_tls_prepare(const struct swf_tls_owner *o)
+int swfi_tls_prepare(const struct swfi_tls_owner *o)
 {
     struct swf_thread_ *t = &swf_tls_self;
     if (!t->armed) {
@@ -272,14 +272,14 @@ int swfi_tls_prepare(const struct swf_tls_owner *o)
     return 0;
 }
 
-void swfi_tls_bind(const struct swf_tls_owner *o, void *state)
+void swfi_tls_bind(const struct swfi_tls_owner *o, void *state)
 {
     struct swf_binding_ *b = &swf_tls_self.table[o->head.handle];
     b->state = state;
     b->id = o->head.id;
 }
 
-struct swfi_tls_slot *swfi_tls_slot(const struct swf_tls_owner *o)
+struct swfi_tls_slot *swfi_tls_slot(const struct swfi_tls_owner *o)
 {
     struct swf_thread_ *t = &swf_tls_self;
     if (o->head.handle >= t->cap)
@@ -293,7 +293,7 @@ struct swfi_tls_slot *swfi_tls_slot(const struct swf_tls_owner *o)
     return slot;
 }
 
-void *swfi_tls_unbind(const struct swf_tls_owner *o)
+void *swfi_tls_unbind(const struct swfi_tls_owner *o)
 {
     struct swf_thread_ *t = &swf_tls_self;
     if (o->head.handle >= t->cap || t->table[o->head.handle].id != o->head.id)
@@ -307,7 +307,7 @@ void *swfi_tls_unbind(const struct swf_tls_owner *o)
 
 /* ---- owners --------------------------------------------------------------------------------- */
 
-int swfi_tls_owner_register(struct swf_tls_owner *o)
+int swfi_tls_owner_register(struct swfi_tls_owner *o)
 {
     int err = EAGAIN;
     pthread_mutex_lock(&handle_lock);
@@ -330,7 +330,7 @@ int swfi_tls_owner_register(struct swf_tls_owner *o)
     return err;
 }
 
-void swfi_tls_owner_unregister(struct swf_tls_owner *o)
+void swfi_tls_owner_unregister(struct swfi_tls_owner *o)
 {
     uint64_t *word = &owner_word[o->head.handle];
     uint64_t idle = o->head.id << PIN_BITS;

@@ -24,7 +24,7 @@
  * owner's id; unregistering an owner clears the word once the pins drain, after which no thread
  * can reach it. A binding whose owner is gone is forgotten: its state died with the owner.
  *
- * fork: the library's pthread_atfork handlers call each owner's fork hooks (struct swf_owner_ops)
+ * fork: the library's pthread_atfork handlers call each owner's fork hooks (struct swfi_owner_ops)
  * around a fork: first every owner's fork_hold (the locks held across grace-period waits), with
  * the owner pinned and the owner table not locked, then, with the owner table locked so that no
  * owner comes or goes meanwhile, every fork_prepare, registries before caches (their locks nest
@@ -47,28 +47,28 @@
 
 #define SWF_OWNERS_MAX 65536
 
-struct swf_tls_owner;
+struct swfi_tls_owner;
 
-struct swf_owner_ops {
+struct swfi_owner_ops {
     /* Give back a thread's state at its exit; lock-free; called with the owner pinned. */
-    void (*release)(struct swf_tls_owner *owner, void *state);
+    void (*release)(struct swfi_tls_owner *owner, void *state);
     /* Take the locks that the owner's threads hold while they wait for a grace period (hold,
      * may be NULL), before any lock that a reader inside a section may need; take every other
      * lock of the owner (prepare); release all of them (parent); make them usable again and drop
      * what threads that no longer exist held (child). */
-    void (*fork_hold)(struct swf_tls_owner *owner);
-    void (*fork_prepare)(struct swf_tls_owner *owner);
-    void (*fork_parent)(struct swf_tls_owner *owner);
-    void (*fork_child)(struct swf_tls_owner *owner);
+    void (*fork_hold)(struct swfi_tls_owner *owner);
+    void (*fork_prepare)(struct swfi_tls_owner *owner);
+    void (*fork_parent)(struct swfi_tls_owner *owner);
+    void (*fork_child)(struct swfi_tls_owner *owner);
     int fork_rank; /* hooks run by increasing rank: a lock of rank 0 is taken before rank 1 */
 };
 
 /* An owner starts with binding.h's struct swf_cache_head_, which the inline path reads: id
  * (unique, never 0, < 2^48), handle (index in the owner table and in every thread's binding
  * table), and x_slow (caches: calls must go to the library). */
-struct swf_tls_owner {
+struct swfi_tls_owner {
     struct swf_cache_head_ head;
-    const struct swf_owner_ops *ops;
+    const struct swfi_owner_ops *ops;
 };
 
 /* The calling thread's own record is binding.h's struct swf_thread_ (the inline path reads it), in
@@ -77,7 +77,7 @@ struct swf_tls_owner {
 #define swf_tls_self swf_thread_self_
 
 /* The calling thread's state for o, or NULL. Wait-free; no allocation. */
-static inline void *swfi_tls_get(const struct swf_tls_owner *o)
+static inline void *swfi_tls_get(const struct swfi_tls_owner *o)
 {
     const struct swf_thread_ *t = &swf_tls_self;
     uint32_t h = o->head.handle;
@@ -89,17 +89,17 @@ static inline void *swfi_tls_get(const struct swf_tls_owner *o)
 
 /* Whether swfi_tls_bind(o, ...) can run now without allocating: the thread was prepared and its
  * table reaches o's handle. */
-static inline int swfi_tls_bindable(const struct swf_tls_owner *o)
+static inline int swfi_tls_bindable(const struct swfi_tls_owner *o)
 {
     return o->head.handle < swf_tls_self.cap;
 }
 
 /* Arm the calling thread's exit hook and make its table reach o's handle (and every handle in
  * use). Blocking (allocates). Returns 0 or ENOMEM (the thread then stays as it was). */
-int swfi_tls_prepare(const struct swf_tls_owner *o);
+int swfi_tls_prepare(const struct swfi_tls_owner *o);
 
 /* Bind state to the calling thread for o. Requires swfi_tls_bindable(o). Wait-free. */
-void swfi_tls_bind(const struct swf_tls_owner *o, void *state);
+void swfi_tls_bind(const struct swfi_tls_owner *o, void *state);
 
 /*
  * A private slot per thread and owner, beside the binding table: the owner's own per-thread
@@ -115,18 +115,18 @@ struct swfi_tls_slot {
 
 /* The calling thread's slot for o, or NULL if the thread was never prepared for o's handle.
  * Wait-free; no allocation. */
-struct swfi_tls_slot *swfi_tls_slot(const struct swf_tls_owner *o);
+struct swfi_tls_slot *swfi_tls_slot(const struct swfi_tls_owner *o);
 
 /* Forget the calling thread's binding for o (the caller gives the state back); returns the state
  * or NULL. Wait-free. */
-void *swfi_tls_unbind(const struct swf_tls_owner *o);
+void *swfi_tls_unbind(const struct swfi_tls_owner *o);
 
 /* Give o a unique id and the lowest free handle. Blocking. Returns 0, or EAGAIN when
  * SWF_OWNERS_MAX owners are alive. */
-int swfi_tls_owner_register(struct swf_tls_owner *o);
+int swfi_tls_owner_register(struct swfi_tls_owner *o);
 
 /* Make o unreachable for exiting threads, waiting until none holds it pinned; forget the
  * calling thread's binding. Blocking. */
-void swfi_tls_owner_unregister(struct swf_tls_owner *o);
+void swfi_tls_owner_unregister(struct swfi_tls_owner *o);
 
 #endif /* SWF_LIB_OWNER_H */

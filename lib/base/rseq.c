@@ -264,10 +264,9 @@ bool swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n)
 {
     for (;;) {
         for (uint32_t i = 0; i < n; i++) {
-            uintptr_t w = __atomic_load_n(&slots[i], __ATOMIC_RELAXED);
+            uintptr_t w = swfi_load_relaxed_uptr(&slots[i]);
             while (!(w & SWFI_RSEQ_LOCKED) &&
-                   !__atomic_compare_exchange_n(&slots[i], &w, w | SWFI_RSEQ_LOCKED, false,
-                                                __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+                   !swfi_cas_acq_rel_uptr(&slots[i], &w, w | SWFI_RSEQ_LOCKED))
                 ;
         }
         if (!fence()) {
@@ -275,7 +274,7 @@ bool swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n)
              * the bit, which stays): the sequences in flight commit into magazines that are
              * still in their slots. */
             for (uint32_t i = 0; i < n; i++)
-                __atomic_fetch_and(&slots[i], ~SWFI_RSEQ_LOCKED, __ATOMIC_RELEASE);
+                swfi_fetch_and_release_uptr(&slots[i], ~SWFI_RSEQ_LOCKED);
             return false;
         }
         /* A sequence that committed between our compare-and-swap and the fence stored a word
@@ -283,7 +282,7 @@ bool swfi_rseq_lock_slots(uintptr_t *slots, uint32_t n)
          * sequence that loaded an unlocked word can commit. */
         bool all = true;
         for (uint32_t i = 0; i < n; i++)
-            all &= (__atomic_load_n(&slots[i], __ATOMIC_ACQUIRE) & SWFI_RSEQ_LOCKED) != 0;
+            all &= (swfi_load_acquire_uptr(&slots[i]) & SWFI_RSEQ_LOCKED) != 0;
         if (all)
             return true;
     }

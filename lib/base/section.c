@@ -171,17 +171,17 @@ static void *watchdog(void *arg)
 {
     (void)arg;
     for (;;) {
-        uint32_t seen = __atomic_load_n(&x_wake, __ATOMIC_SEQ_CST);
+        uint32_t seen = swfi_load_seq_cst_32(&x_wake);
         uint64_t now = now_ns();
         uint64_t next = scan(now);
         if (next != UINT64_MAX) {
             futex_wait(&x_wake, seen, next - now);
             continue;
         }
-        __atomic_store_n(&x_idle, 1, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&x_wake, __ATOMIC_SEQ_CST) == seen)
+        swfi_store_seq_cst_32(&x_idle, 1);
+        if (swfi_load_seq_cst_32(&x_wake) == seen)
             futex_wait(&x_wake, seen, UINT64_MAX);
-        __atomic_store_n(&x_idle, 0, __ATOMIC_SEQ_CST);
+        swfi_store_seq_cst_32(&x_idle, 0);
     }
     return NULL;
 }
@@ -256,8 +256,8 @@ int swfi_watch_begin_in(const char *fallback, const char *what, const char *caus
         uint64_t delay = (uint64_t)swfi_load_relaxed_32(&x_delay_ms) * 1000000u;
         swfi_store_relaxed_64(&w->x_deadline_ns, now_ns() + delay);
         swfi_store_release_32(&w->x_state, gen | ACTIVE);
-        __atomic_fetch_add(&x_wake, 1, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&x_idle, __ATOMIC_SEQ_CST))
+        swfi_fetch_add_seq_cst_32(&x_wake, 1);
+        if (swfi_load_seq_cst_32(&x_idle))
             syscall(SYS_futex, &x_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
         watching = true;
         return i + 1;

@@ -107,17 +107,17 @@ struct ck_epoch;
 struct ck_epoch_record;
 
 /* The state of one grace-period wait (epoch_wait.c): pass it as the callback's argument. */
-struct swf_epoch_waiter {
+struct swfi_epoch_waiter {
     unsigned int scans;  /* scans that found a reader inside */
     unsigned int sleeps; /* futex sleeps so far */
     long sleep_ns;       /* the next sleep's timeout */
 };
 
-void swfi_epoch_waiter_init(struct swf_epoch_waiter *w);
+void swfi_epoch_waiter_init(struct swfi_epoch_waiter *w);
 
 /*
  * The wait callback for ck_epoch_synchronize_wait / ck_epoch_barrier_wait (arg: a struct
- * swf_epoch_waiter): spin through a few scans, then sleep on a futex until a read-side section
+ * swfi_epoch_waiter): spin through a few scans, then sleep on a futex until a read-side section
  * ends (or a short timeout passes).
  */
 void swfi_epoch_wait(struct ck_epoch *epoch, struct ck_epoch_record *rec, void *arg);

@@ -25,22 +25,22 @@ static void update_slow(struct swf_cache *c)
 /* The per-CPU mode counts a call after its commit in the calling thread's state, which holds
  * counters and the free check's chunk (bound now if it can be), else with an atomic add on a
  * per-CPU counter. */
-static struct swf_tstate *pcpu_state(struct swf_cache *c)
+static struct swfi_tstate *pcpu_state(struct swf_cache *c)
 {
-    struct swf_tstate *ts = swfi_tls_get(&c->owner);
+    struct swfi_tstate *ts = swfi_tls_get(&c->owner);
     return ts ? ts : swfi_tstate_bind_nowait(c);
 }
 
 static void count_pcpu(struct swf_cache *c, size_t field)
 {
-    struct swf_tstate *ts = pcpu_state(c);
+    struct swfi_tstate *ts = pcpu_state(c);
     if (ts != NULL)
         swfi_counter_add((uint64_t *)(void *)((char *)ts + field), 1);
     else
-        swfi_pcpu_count(c, field == offsetof(struct swf_tstate, pub.x_frees));
+        swfi_pcpu_count(c, field == offsetof(struct swfi_tstate, pub.x_frees));
 }
 
-static void count_alloc(struct swf_cache *c, struct swf_tstate *ts, enum swf_alloc_mode mode)
+static void count_alloc(struct swf_cache *c, struct swfi_tstate *ts, enum swf_alloc_mode mode)
 {
     if (ts != NULL)
         swfi_counter_add(mode == SWF_NOWAIT ? &ts->pub.x_allocs_nowait : &ts->x_allocs_wait, 1);
@@ -50,7 +50,7 @@ static void count_alloc(struct swf_cache *c, struct swf_tstate *ts, enum swf_all
 
 /* An object for a call: the thread's magazines if it has them; else, in the per-CPU mode, this
  * CPU's magazine, and then the depot's shared path. */
-static void *take(struct swf_cache *c, struct swf_tstate *ts)
+static void *take(struct swf_cache *c, struct swfi_tstate *ts)
 {
     void *obj;
     if (ts != NULL)
@@ -76,7 +76,7 @@ static size_t wait_batch(struct swf_cache *c)
 static void *alloc_wait(struct swf_cache *c)
 {
     pthread_mutex_lock(&c->refill_lock);
-    struct swf_tstate *ts = swfi_tstate_bind_locked(c);
+    struct swfi_tstate *ts = swfi_tstate_bind_locked(c);
     swfi_pools_replenish(c);
     void *obj = take(c, ts);
     int err = 0;
@@ -125,12 +125,12 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
         return swfi_fail_null("swf_cache_alloc", EAGAIN, "failure injected (swf_failslab)");
     }
     bool claimed;
-    struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
+    struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
     void *obj = take(c, ts);
     if (obj == NULL)
         obj = swfi_take_shared(c, claimed ? ts : NULL, false);
     if (obj != NULL && c->pcpu)
-        count_pcpu(c, offsetof(struct swf_tstate, pub.x_allocs_nowait));
+        count_pcpu(c, offsetof(struct swfi_tstate, pub.x_allocs_nowait));
     else if (obj != NULL)
         count_alloc(c, ts, mode);
     else if (ts != NULL)
@@ -150,7 +150,7 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
     /* The common case, as cache.h's inline path has it: a NOWAIT allocation, no injection
      * configured, no full checks, and an object in this thread's loaded magazine (in the per-CPU
      * mode, this CPU's). */
-    struct swf_tstate *ts;
+    struct swfi_tstate *ts;
     void *obj;
     if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT &&
                    swfi_load_relaxed_32(&c->owner.head.x_slow) == 0 &&
@@ -173,7 +173,7 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
  * then this CPU's magazine, else the depot. */
 static int free_pcpu(struct swf_cache *c, void *obj)
 {
-    struct swf_tstate *ts = pcpu_state(c);
+    struct swfi_tstate *ts = pcpu_state(c);
     if (ts == NULL || !swfi_free_ok(c, ts, obj))
         swfi_free_check(c, ts, "swf_cache_free", obj);
     swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
@@ -196,7 +196,7 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
     if (c->pcpu)
         return free_pcpu(c, obj);
     bool claimed;
-    struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
+    struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
     swfi_free_check(c, ts, "swf_cache_free", obj);
     swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
     swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
@@ -217,7 +217,7 @@ int swf_cache_free(struct swf_cache *c, void *obj)
      * the free mark (freecheck.c; with full checks on, no chunk is remembered, so every free takes
      * the slow path), and room in this thread's loaded magazine (in the per-CPU mode, this
      * CPU's; when that is full, a swap with an empty one from the depot). */
-    struct swf_tstate *ts;
+    struct swfi_tstate *ts;
     if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swfi_tls_get(&c->owner)) != NULL &&
                    swfi_free_ok(c, ts, obj))) {
         struct swf_magazine_ *m = ts->pub.loaded;
@@ -260,7 +260,7 @@ static size_t run_end(void *const *objs, size_t i, size_t n, bool want_null)
 
 /* Give a bound thread's objects to the NULL entries: whole runs copied from its loaded magazine,
  * which swfi_take_bound refills (prev, then a depot magazine) as it runs dry. */
-static size_t take_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void **objs, size_t n)
+static size_t take_bulk_bound(struct swf_cache *c, struct swfi_tstate *ts, void **objs, size_t n)
 {
     size_t given = 0;
     for (size_t i = run_end(objs, 0, n, false); i < n; i = run_end(objs, i, n, false)) {
@@ -318,7 +318,7 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n, size_
 static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls)
 {
     bool claimed;
-    struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
+    struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
     size_t given = ts ? take_bulk_bound(c, ts, objs, n) : take_bulk_shared(c, objs, n, nulls);
     for (size_t i = 0; given < nulls && i < n; i++) {
         if (objs[i] != NULL)
@@ -376,7 +376,7 @@ size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void 
 
 /* Check the owner of objs[i .. end-1] (all non-NULL): cache.h's test against the chunk ts last
  * freed into, the map for the others (which makes their chunk the cached one). */
-static void owners_ok(struct swf_cache *c, struct swf_tstate *ts, void *const *objs, size_t i,
+static void owners_ok(struct swf_cache *c, struct swfi_tstate *ts, void *const *objs, size_t i,
                       size_t end)
 {
     for (; i < end; i++)
@@ -387,7 +387,7 @@ static void owners_ok(struct swf_cache *c, struct swf_tstate *ts, void *const *o
 /* Put a bound thread's non-NULL entries into its loaded magazine: whole runs checked (the owner
  * only: a bulk free writes no mark) and copied; swfi_put_bound makes room (prev, an empty depot
  * magazine) when it is full. Returns how many. */
-static uint64_t put_bulk_bound(struct swf_cache *c, struct swf_tstate *ts, void *const *objs,
+static uint64_t put_bulk_bound(struct swf_cache *c, struct swfi_tstate *ts, void *const *objs,
                                size_t n)
 {
     uint64_t freed = 0;
@@ -429,7 +429,7 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
         if (objs[i] != NULL)
             swfi_debug_transition(c, "swf_cache_free_bulk", objs[i], OBJ_ALLOC, OBJ_FREE);
     bool claimed;
-    struct swf_tstate *ts = swfi_tstate_for_call(c, &claimed);
+    struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
     if (ts != NULL) {
         swfi_counter_add(&ts->pub.x_frees, put_bulk_bound(c, ts, objs, n));
         swfi_tstate_done(ts, claimed);
@@ -438,7 +438,7 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
     /* A thread without magazines (every thread, in the per-CPU mode: its state, if bound, has the
      * chunk the owner check remembers): a magazine's worth at a time, to this CPU's magazine
      * first (per-CPU mode), the rest to the depot. */
-    struct swf_tstate *own = c->pcpu ? swfi_tls_get(&c->owner) : NULL;
+    struct swfi_tstate *own = c->pcpu ? swfi_tls_get(&c->owner) : NULL;
     void *buf[MAG_CAP];
     uint32_t nbuf = 0;
     uint64_t freed = 0;
@@ -465,7 +465,7 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
 
 /* Objects the calling thread could take without mapping: its magazines, the shared pools and
  * the uncarved objects. */
-static uint64_t reachable_objects(struct swf_cache *c, struct swf_tstate *ts)
+static uint64_t reachable_objects(struct swf_cache *c, struct swfi_tstate *ts)
 {
     uint64_t mine = ts ? ts->pub.loaded->n + ts->pub.prev->n : 0;
     return mine + swfi_load_relaxed_64(&c->x_depot_objs) + swfi_load_relaxed_64(&c->x_loose_objs) +
@@ -502,7 +502,7 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     int err = 0;
     const char *why = NULL;
     pthread_mutex_lock(&c->refill_lock);
-    struct swf_tstate *ts = swfi_tstate_bind_locked(c);
+    struct swfi_tstate *ts = swfi_tstate_bind_locked(c);
     swfi_pools_replenish(c);
     uint64_t have = reachable_objects(c, ts);
     const char *refused = NULL; /* the drain was refused: the rest is mapped instead */
@@ -532,7 +532,7 @@ int swf_cache_flush(struct swf_cache *c)
         swfi_pcpu_flush(c);
         return 0;
     }
-    struct swf_tstate *ts = swfi_tls_unbind(&c->owner);
+    struct swfi_tstate *ts = swfi_tls_unbind(&c->owner);
     if (ts != NULL)
         swfi_tstate_release(c, ts);
     return 0;
@@ -569,7 +569,7 @@ int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
     uint64_t done = swfi_load_acquire_64(&c->x_deferred_done);
     uint32_t nts = swfi_load_acquire_32(&c->tstates.x_count);
     for (uint32_t i = 0; i < nts; i++) {
-        struct swf_tstate *ts = swfi_itable_node(&c->tstates, i);
+        struct swfi_tstate *ts = swfi_itable_node(&c->tstates, i);
         s.allocs_nowait += swfi_load_relaxed_64(&ts->pub.x_allocs_nowait);
         s.allocs_wait += swfi_load_relaxed_64(&ts->x_allocs_wait);
         s.fails_nowait += swfi_load_relaxed_64(&ts->x_fails_nowait);
@@ -671,10 +671,10 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     int err = swfi_failslab_from_env(&c->fs, cfg->name);
     update_slow(c);
     const char *why = err == EINVAL ? "SWF_FAILSLAB is malformed" : "no memory for the cache";
-    if (err == 0 &&
-        (swfi_itable_init(&c->mags, sizeof(struct swf_mag), MAG_BLOCK_SHIFT, MAG_BLOCKS_MAX) != 0 ||
-         swfi_itable_init(&c->tstates, (sizeof(struct swf_tstate) + 63) & ~(size_t)63,
-                          TS_BLOCK_SHIFT, TS_BLOCKS_MAX) != 0))
+    if (err == 0 && (swfi_itable_init(&c->mags, sizeof(struct swfi_mag), MAG_BLOCK_SHIFT,
+                                      MAG_BLOCKS_MAX) != 0 ||
+                     swfi_itable_init(&c->tstates, (sizeof(struct swfi_tstate) + 63) & ~(size_t)63,
+                                      TS_BLOCK_SHIFT, TS_BLOCKS_MAX) != 0))
         err = ENOMEM;
     pthread_mutex_lock(&c->refill_lock);
     /* Tables and shared states wait for the first use (swfi_cache_first_use); a prefill is one. */

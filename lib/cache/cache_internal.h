@@ -96,7 +96,7 @@ enum obj_state { OBJ_FREE = 0, OBJ_ALLOC = 1, OBJ_DEFERRED = 2 };
 
 /* A magazine. Its head is cache.h's struct swf_magazine_, which the inline path reads and
  * writes (n, obj) and which starts with the istack link. */
-struct swf_mag {
+struct swfi_mag {
     struct swf_magazine_ pub;
     uint32_t index;
     uint32_t unused;
@@ -108,7 +108,7 @@ struct swf_mag {
 /* A thread state: a bound thread's magazines and counters. Its head is cache.h's struct
  * swf_thread_cache_ (istack link, index, loaded, prev, the inline path's two counters). Counters
  * have a single writer (the bound thread) and relaxed readers (stats); cumulative across owners. */
-struct swf_tstate {
+struct swfi_tstate {
     struct swf_thread_cache_ pub;
     uint64_t x_allocs_wait;
     uint64_t x_fails_nowait;
@@ -116,46 +116,47 @@ struct swf_tstate {
                        * CLAIM_ABANDONED in a child of fork when a thread of the parent did */
 };
 
-static inline struct swf_mag *swfi_mag_of(struct swf_magazine_ *m)
+static inline struct swfi_mag *swfi_mag_of(struct swf_magazine_ *m)
 {
-    return (struct swf_mag *)(void *)m; /* pub is the first member */
+    return (struct swfi_mag *)(void *)m; /* pub is the first member */
 }
 
-static inline struct swf_mag *swfi_ts_loaded(const struct swf_tstate *ts)
+static inline struct swfi_mag *swfi_ts_loaded(const struct swfi_tstate *ts)
 {
     return swfi_mag_of(ts->pub.loaded);
 }
 
-static inline struct swf_mag *swfi_ts_prev(const struct swf_tstate *ts)
+static inline struct swfi_mag *swfi_ts_prev(const struct swfi_tstate *ts)
 {
     return swfi_mag_of(ts->pub.prev);
 }
 
-static inline void swfi_ts_set(struct swf_tstate *ts, struct swf_mag *loaded, struct swf_mag *prev)
+static inline void swfi_ts_set(struct swfi_tstate *ts, struct swfi_mag *loaded,
+                               struct swfi_mag *prev)
 {
     ts->pub.loaded = loaded ? &loaded->pub : NULL;
     ts->pub.prev = prev ? &prev->pub : NULL;
 }
 
-_Static_assert(offsetof(struct swf_tls_owner, head) == 0, "the owner's head comes first");
+_Static_assert(offsetof(struct swfi_tls_owner, head) == 0, "the owner's head comes first");
 
-struct swf_chunk {
-    struct swf_chunk *next;
+struct swfi_chunk {
+    struct swfi_chunk *next;
     struct swf_cache *cache; /* the owner: what every free checks (freecheck.c) */
     char *base;
     size_t map_bytes;
     size_t nobjs;
     uint8_t *state; /* full checks: one enum obj_state per object, prepared memory */
     size_t state_bytes;
-    uint64_t huge_bytes;          /* backed by huge pages when prepared */
-    struct swf_chunk *carve_next; /* below it on x_carve's stack; set before it is pushed */
+    uint64_t huge_bytes;           /* backed by huge pages when prepared */
+    struct swfi_chunk *carve_next; /* below it on x_carve's stack; set before it is pushed */
     /* Objects carved so far: [0, x_carved) went to magazines, [x_carved, nobjs) are uncarved.
      * Only grows, by compare-and-swap (swfi_carve); on a line of its own. */
     uint64_t x_carved __attribute__((aligned(64)));
 };
 
 struct swf_cache {
-    struct swf_tls_owner owner; /* first: its head is binding.h's struct swf_cache_head_ */
+    struct swfi_tls_owner owner; /* first: its head is binding.h's struct swf_cache_head_ */
     size_t object_size;
     size_t align;
     size_t stride;
@@ -167,16 +168,16 @@ struct swf_cache {
     char name[64];
 
     /* Each hot shared word on its own cache line. */
-    struct swf_istack full __attribute__((aligned(64)));
-    struct swf_istack partial;
+    struct swfi_istack full __attribute__((aligned(64)));
+    struct swfi_istack partial;
     uint64_t x_depot_objs;
-    struct swf_istack empty __attribute__((aligned(64)));
+    struct swfi_istack empty __attribute__((aligned(64)));
     uint64_t x_empty_mags;
     void *x_loose __attribute__((aligned(64)));
     uint64_t x_loose_objs;
-    struct swf_istack ts_free __attribute__((aligned(64)));
-    struct swf_failslab_state fs __attribute__((aligned(64)));
-    struct swf_pcpu_count *counts; /* per-CPU mode: counters of threads without a state; the
+    struct swfi_istack ts_free __attribute__((aligned(64)));
+    struct swfi_failslab_state fs __attribute__((aligned(64)));
+    struct swfi_pcpu_count *counts; /* per-CPU mode: counters of threads without a state; the
                                       slots are the head's (owner.head.x_slots, .nslots) */
 
     /* Counters for work done without a thread state (and for deferred frees). */
@@ -189,17 +190,17 @@ struct swf_cache {
     uint64_t x_deferred_queued;
     uint64_t x_deferred_done; /* release-added by the callback: its last touch of the cache */
 
-    struct swf_itable mags;
-    struct swf_itable tstates;
-    struct swf_tstate *shared[SHARED_STATES]; /* made on first use, never bound to a thread */
+    struct swfi_itable mags;
+    struct swfi_itable tstates;
+    struct swfi_tstate *shared[SHARED_STATES]; /* made on first use, never bound to a thread */
     uint32_t x_shared_made; /* release-stored once shared[] is filled (refill_lock held) */
 
     pthread_mutex_t refill_lock;
     /* Written under refill_lock; the x_ ones are also read by stats. */
-    struct swf_chunk *chunks;
-    struct swf_chunk *x_carve; /* the chunks with uncarved objects, a stack: pushed under
+    struct swfi_chunk *chunks;
+    struct swfi_chunk *x_carve; /* the chunks with uncarved objects, a stack: pushed under
                                   refill_lock, popped by carvers once carved out (chunk.c) */
-    uint64_t mag_credit;       /* magazines made for objects, not yet promised to a chunk's */
+    uint64_t mag_credit;        /* magazines made for objects, not yet promised to a chunk's */
     uint64_t x_capacity;
     uint64_t x_limit;
     uint64_t x_bytes_mapped;
@@ -213,17 +214,17 @@ struct swf_cache {
 /* Full checks (validate.c): abort naming fn unless magazine m (held by the caller) holds at most
  * MAG_CAP free objects of c. O(m->pub.n): cheap enough for every move of a magazine to the depot.
  */
-void swfi_mag_validate(struct swf_cache *c, const struct swf_mag *m, const char *fn);
+void swfi_mag_validate(struct swf_cache *c, const struct swfi_mag *m, const char *fn);
 
 /* ---- the depot's stacks ---------------------------------------------------------------------- */
 
-static inline struct swf_mag *swfi_mag_at(struct swf_cache *c, uint32_t index)
+static inline struct swfi_mag *swfi_mag_at(struct swf_cache *c, uint32_t index)
 {
-    return (struct swf_mag *)swfi_itable_node(&c->mags, index);
+    return (struct swfi_mag *)swfi_itable_node(&c->mags, index);
 }
 
 /* Put a magazine on the depot: the full, partial or empty stack, by how much it holds. */
-static inline void swfi_depot_put(struct swf_cache *c, struct swf_mag *m)
+static inline void swfi_depot_put(struct swf_cache *c, struct swfi_mag *m)
 {
     if (SWF_UNLIKELY(c->checks))
         swfi_mag_validate(c, m, "swfi_depot_put");
@@ -237,17 +238,17 @@ static inline void swfi_depot_put(struct swf_cache *c, struct swf_mag *m)
 }
 
 /* A magazine holding objects, full ones first; NULL when the depot has none. */
-static inline struct swf_mag *swfi_depot_get_objects(struct swf_cache *c)
+static inline struct swfi_mag *swfi_depot_get_objects(struct swf_cache *c)
 {
     uint32_t i = swfi_istack_pop(&c->full, &c->mags);
     if (i == UINT32_MAX && (i = swfi_istack_pop(&c->partial, &c->mags)) == UINT32_MAX)
         return NULL;
-    struct swf_mag *m = swfi_mag_at(c, i);
+    struct swfi_mag *m = swfi_mag_at(c, i);
     swfi_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
     return m;
 }
 
-static inline struct swf_mag *swfi_depot_get_empty(struct swf_cache *c)
+static inline struct swfi_mag *swfi_depot_get_empty(struct swf_cache *c)
 {
     uint32_t i = swfi_istack_pop(&c->empty, &c->mags);
     if (i == UINT32_MAX)
@@ -281,21 +282,21 @@ void swfi_mags_reserve(struct swf_cache *c, uint64_t n);
 /* Take `count` empty magazines into a private chain linked through x_next (index + 1), making
  * more if the depot runs dry (under refill_lock, which the caller holds when `locked`). Returns
  * how many it took: all, or fewer when the magazine table or memory ran out. */
-size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struct swf_mag **head);
+size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struct swfi_mag **head);
 
 /* Give a private chain's magazines back to the depot. */
-void swfi_mags_put_chain(struct swf_cache *c, struct swf_mag *head);
+void swfi_mags_put_chain(struct swf_cache *c, struct swfi_mag *head);
 
 /* The next magazine of a private chain, or NULL. */
-struct swf_mag *swfi_mags_chain_next(struct swf_cache *c, struct swf_mag *m);
+struct swfi_mag *swfi_mags_chain_next(struct swf_cache *c, struct swfi_mag *m);
 
 /* ---- policy.c: where an allocation looks, and where a free puts ------------------------------ */
 
 /* A bound thread's slow halves (ts its own state or a claimed shared one): its prev magazine,
  * then the depot, then uncarved objects, then the loose list. take returns NULL when nothing is
  * ready for the thread. */
-void *swfi_take_bound(struct swf_cache *c, struct swf_tstate *ts);
-void swfi_put_bound(struct swf_cache *c, struct swf_tstate *ts, void *obj);
+void *swfi_take_bound(struct swf_cache *c, struct swfi_tstate *ts);
+void swfi_put_bound(struct swf_cache *c, struct swfi_tstate *ts, void *obj);
 
 /* A thread with no state: up to `want` objects from one depot magazine into dst (or carved, or
  * one from the loose list), returning how many; and n objects into as few magazines as have room
@@ -309,7 +310,7 @@ void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n);
  * has one or all are taken at this moment; with `wait` (WAIT only, after mapping failed, never
  * under refill_lock), it waits out each state's current claimer in short sleeps, so NULL means
  * none had one. */
-void *swfi_take_shared(struct swf_cache *c, struct swf_tstate *held, bool wait);
+void *swfi_take_shared(struct swf_cache *c, struct swfi_tstate *held, bool wait);
 
 /* Put every loose object into magazines, making magazines as needed (refill_lock held). */
 void swfi_loose_to_mags(struct swf_cache *c);
@@ -334,11 +335,11 @@ void swfi_loose_taken(struct swf_cache *c, uint64_t n);
 
 /* Bind the calling thread to c from the spare pools, lock-free; NULL when the thread was never
  * prepared (swfi_tls_bindable) or a pool is dry. */
-struct swf_tstate *swfi_tstate_bind_nowait(struct swf_cache *c);
+struct swfi_tstate *swfi_tstate_bind_nowait(struct swf_cache *c);
 
 /* The calling thread's state, binding it first if need be, making thread states and magazines as
  * needed (refill_lock held; allocates). NULL only when memory or the tables ran out. */
-struct swf_tstate *swfi_tstate_bind_locked(struct swf_cache *c);
+struct swfi_tstate *swfi_tstate_bind_locked(struct swf_cache *c);
 
 /* The cache's first use (a blocking path, refill_lock held): make the shared states and the
  * first magazines, unless they were made. 0 or ENOMEM (nothing made; the next use tries again).
@@ -348,7 +349,7 @@ int swfi_cache_first_use(struct swf_cache *c);
 /* The thread state a lock-free call works on: the calling thread's own (bound now if it can be),
  * else a shared state claimed for this call (*claimed set: give it back with swfi_tstate_done),
  * else NULL: the call goes to the depot. Lock-free. */
-struct swf_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed);
+struct swfi_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed);
 
 /* Whether the shared states exist (the cache was used; acquire, paired with first use). */
 bool swfi_shared_made(struct swf_cache *c);
@@ -356,22 +357,22 @@ bool swfi_shared_made(struct swf_cache *c);
 /* Claim the shared state ts for one call (acquire: the previous claimer's work on its magazines
  * is ours to build on); give it back with swfi_tstate_done. With `wait`, until its current
  * claimer (one call long) lets go, in short sleeps; without, false when it is taken. */
-bool swfi_shared_claim(struct swf_tstate *ts, bool wait);
+bool swfi_shared_claim(struct swfi_tstate *ts, bool wait);
 
-static inline void swfi_tstate_done(struct swf_tstate *ts, bool claimed)
+static inline void swfi_tstate_done(struct swfi_tstate *ts, bool claimed)
 {
     if (claimed) /* Release: our work on its magazines before the next claimer's acquire. */
         swfi_store_release_32(&ts->x_claim, 0);
 }
 
 /* Give a thread state back: its magazines to the depot, itself to the free pool. Lock-free. */
-void swfi_tstate_release(struct swf_cache *c, struct swf_tstate *ts);
+void swfi_tstate_release(struct swf_cache *c, struct swfi_tstate *ts);
 
 /* Keep spare empty magazines and free thread states around, and put loose objects back into
  * magazines (refill_lock held; best effort). */
 void swfi_pools_replenish(struct swf_cache *c);
 
-extern const struct swf_owner_ops swfi_cache_owner_ops;
+extern const struct swfi_owner_ops swfi_cache_owner_ops;
 
 /* ---- percpu.c: the per-CPU mode -------------------------------------------------------------- */
 
@@ -429,7 +430,7 @@ void swfi_pcpu_flush(struct swf_cache *c);
 
 /* Count a NOWAIT allocation (or a free) of a thread without a state: an atomic add on the
  * counter of the CPU it runs on (a line no other CPU writes, mostly), not on the cache's. */
-struct swf_pcpu_count {
+struct swfi_pcpu_count {
     uint64_t allocs;
     uint64_t frees;
 } __attribute__((aligned(64)));
@@ -453,7 +454,7 @@ uint64_t swfi_pcpu_drain(struct swf_cache *c, const char **refused);
 /* ---- chunk.c --------------------------------------------------------------------------------- */
 
 /* How swfi_map_prepared prepares a mapping. */
-struct swf_prep {
+struct swfi_prep {
     unsigned int lock;    /* mlock it */
     bool huge;            /* 2 MiB-aligned, MADV_HUGEPAGE */
     bool no_huge;         /* MADV_NOHUGEPAGE */
@@ -463,7 +464,7 @@ struct swf_prep {
 
 /* Map, align and prepare (every page present and writable; locked if asked) `bytes` bytes.
  * Sets *err (ENOMEM, or mlock's error) and returns NULL on failure, having unmapped it. */
-char *swfi_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, int *err);
+char *swfi_map_prepared(size_t bytes, size_t align, const struct swfi_prep *how, int *err);
 
 /* Whether the system's transparent huge pages are "always" or "madvise". */
 bool swfi_thp_available(void);
@@ -499,22 +500,22 @@ void swfi_chunks_free(struct swf_cache *c);
 
 /* Record a chunk's granules in the process-wide map (refill_lock held), and forget them (before
  * the chunk is unmapped). 0 or ENOMEM (no memory for a table, or an address beyond 2^48). */
-int swfi_dmap_insert(struct swf_chunk *ch);
-void swfi_dmap_remove(const struct swf_chunk *ch);
+int swfi_dmap_insert(struct swfi_chunk *ch);
+void swfi_dmap_remove(const struct swfi_chunk *ch);
 
 /* Set the head's free mark key and stride inverse (create; after the owner has its id). */
 void swfi_free_check_init(struct swf_cache *c);
 
 /* Whether obj is an object of the chunk ts last freed into and not marked free: cache.h's test,
  * the library's fast path. */
-static inline bool swfi_free_ok(const struct swf_cache *c, const struct swf_tstate *ts,
+static inline bool swfi_free_ok(const struct swf_cache *c, const struct swfi_tstate *ts,
                                 const void *obj)
 {
     return swf_cache_free_ok_(&c->owner.head, &ts->pub, obj);
 }
 
 /* Whether obj is an object of the chunk ts last freed into (the bulk free's test: no mark). */
-static inline bool swfi_owned(const struct swf_cache *c, const struct swf_tstate *ts,
+static inline bool swfi_owned(const struct swf_cache *c, const struct swfi_tstate *ts,
                               const void *obj)
 {
     return swf_cache_owned_(&c->owner.head, &ts->pub, obj);
@@ -537,11 +538,11 @@ static inline void swfi_mark_clear(void *obj)
 /* The owner check of every free, in every build: abort naming fn unless obj is an object of c
  * (the map's chunk is c's, and obj is the start of one of its objects); then, when ts is not
  * NULL and the full checks are off, make the chunk ts's cached one. */
-void swfi_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, const void *obj);
+void swfi_owner_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, const void *obj);
 
 /* A single free's check: swfi_owner_check, then, when ts is not NULL and obj carries the free
  * mark, abort if obj is in ts's magazines (loaded or prev). Reads obj's first word only. */
-void swfi_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj);
+void swfi_free_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, void *obj);
 
 /* Full checks: the state byte of obj, or NULL when obj is not an object of c or c keeps none. */
 uint8_t *swfi_obj_state(struct swf_cache *c, const void *obj);

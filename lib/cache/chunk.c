@@ -55,7 +55,7 @@ struct pm_scan_arg {
 #define PARALLEL_MIN     ((size_t)16 << 20) /* grow_threads: split only larger chunks */
 #define GROW_STEP_BYTES  ((size_t)64 << 20) /* swfi_map_objects maps at most this at once */
 #define MAG_RUN          ((size_t)64) /* a huge chunk's own magazines: runs of 64 (8 blocks) */
-#define MAG_RUN_BYTES    (sizeof(struct swf_mag) * MAG_RUN)
+#define MAG_RUN_BYTES    (sizeof(struct swfi_mag) * MAG_RUN)
 #define CARVE_SHARE      8 /* a carve takes at most this fraction of its chunk */
 #define THP_ENABLED_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
 
@@ -187,7 +187,7 @@ static uint64_t anon_huge_bytes(const char *base, size_t bytes)
 /* Whether huge_scan works here: 0 not tried yet, 1 yes, 2 no (it is tried once). */
 static uint32_t scan_works;
 
-char *swfi_map_prepared(size_t bytes, size_t align, const struct swf_prep *how, int *err)
+char *swfi_map_prepared(size_t bytes, size_t align, const struct swfi_prep *how, int *err)
 {
     if (how->huge && align < HUGE_PAGE)
         align = HUGE_PAGE;
@@ -308,18 +308,18 @@ static bool plan(struct swf_cache *c, size_t n, bool own_mags, struct layout *l)
 
 /* Map a chunk as laid out, with its full checks' states, and enter it in the process-wide map;
  * NULL and *err on failure. */
-static struct swf_chunk *chunk_map(struct swf_cache *c, const struct layout *l, int *err)
+static struct swfi_chunk *chunk_map(struct swf_cache *c, const struct layout *l, int *err)
 {
     *err = ENOMEM;
-    struct swf_chunk *ch;
+    struct swfi_chunk *ch;
     if (posix_memalign((void **)&ch, 64, sizeof(*ch)) != 0) /* x_carved on a line of its own */
         return NULL;
     memset(ch, 0, sizeof(*ch));
-    struct swf_prep how = {.lock = c->lock_memory,
-                           .huge = l->huge,
-                           .no_huge = c->huge_pages == SWF_HUGE_PAGES_OFF,
-                           .threads = c->grow_threads,
-                           .huge_bytes = l->huge ? &ch->huge_bytes : NULL};
+    struct swfi_prep how = {.lock = c->lock_memory,
+                            .huge = l->huge,
+                            .no_huge = c->huge_pages == SWF_HUGE_PAGES_OFF,
+                            .threads = c->grow_threads,
+                            .huge_bytes = l->huge ? &ch->huge_bytes : NULL};
     ch->base = swfi_map_prepared(l->bytes, CHUNK_ALIGN, &how, err);
     if (ch->base != NULL && c->huge_pages == SWF_HUGE_PAGES_REQUIRED && ch->huge_bytes == 0) {
         munmap(ch->base, l->bytes); /* huge pages were required and the kernel gave none */
@@ -337,7 +337,7 @@ static struct swf_chunk *chunk_map(struct swf_cache *c, const struct layout *l, 
     if (c->checks) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         ch->state_bytes = (ch->nobjs + page - 1) & ~(page - 1);
-        struct swf_prep small = {.lock = c->lock_memory, .threads = 1};
+        struct swfi_prep small = {.lock = c->lock_memory, .threads = 1};
         ch->state = (uint8_t *)swfi_map_prepared(ch->state_bytes, page, &small, err);
     }
     /* Every free looks its pointer up in the process-wide map (freecheck.c). */
@@ -380,9 +380,9 @@ static bool plan_with_mags(struct swf_cache *c, size_t allowed, struct layout *l
 }
 
 /* Make ch's objects ready: uncarved, on the stack of chunks that allocations carve from. */
-static void carve_push(struct swf_cache *c, struct swf_chunk *ch)
+static void carve_push(struct swf_cache *c, struct swfi_chunk *ch)
 {
-    struct swf_chunk *top = swfi_load_relaxed_ptr((void *const *)&c->x_carve);
+    struct swfi_chunk *top = swfi_load_relaxed_ptr((void *const *)&c->x_carve);
     do
         ch->carve_next = top;
     /* Release: the chunk's fields reach the carver that acquires it. */
@@ -402,7 +402,7 @@ static int map_step(struct swf_cache *c, size_t want)
     struct layout l;
     bool short_of_mags;
     int err = ENOMEM;
-    struct swf_chunk *ch = NULL;
+    struct swfi_chunk *ch = NULL;
     if (plan_with_mags(c, allowed, &l, &short_of_mags))
         ch = chunk_map(c, &l, &err);
     if (ch == NULL) {
@@ -436,7 +436,7 @@ static int map_step(struct swf_cache *c, size_t want)
 uint32_t swfi_carve(struct swf_cache *c, void **dst, uint32_t want)
 {
     /* Acquire pairs with carve_push's release: the chunk's fields are set. */
-    struct swf_chunk *ch = swfi_load_acquire_ptr((void *const *)&c->x_carve);
+    struct swfi_chunk *ch = swfi_load_acquire_ptr((void *const *)&c->x_carve);
     while (ch != NULL) {
         uint64_t k = swfi_load_relaxed_64(&ch->x_carved);
         /* At most an eighth of the chunk at once: the few objects of a cache's first, small
@@ -460,7 +460,7 @@ uint32_t swfi_carve(struct swf_cache *c, void **dst, uint32_t want)
         }
         /* Carved out for good (x_carved only grows): off the stack, unless another carver took
          * it off first. A chunk is pushed once and popped once: no ABA. */
-        struct swf_chunk *seen = ch;
+        struct swfi_chunk *seen = ch;
         (void)swfi_cas_acq_rel_ptr((void **)&c->x_carve, (void **)&seen, ch->carve_next);
         ch = swfi_load_acquire_ptr((void *const *)&c->x_carve);
     }
@@ -470,7 +470,7 @@ uint32_t swfi_carve(struct swf_cache *c, void **dst, uint32_t want)
 uint64_t swfi_uncarved(struct swf_cache *c)
 {
     uint64_t n = 0;
-    for (struct swf_chunk *ch = swfi_load_acquire_ptr((void *const *)&c->x_carve); ch != NULL;
+    for (struct swfi_chunk *ch = swfi_load_acquire_ptr((void *const *)&c->x_carve); ch != NULL;
          ch = ch->carve_next)
         n += ch->nobjs - swfi_load_relaxed_64(&ch->x_carved);
     return n;
@@ -533,7 +533,8 @@ int swfi_map_check(struct swf_cache *c, size_t want)
         return ENOMEM;
     }
     /* The objects, and a magazine per MAG_CAP of them. */
-    uint64_t bytes = (uint64_t)want * c->stride + (uint64_t)want / MAG_CAP * sizeof(struct swf_mag);
+    uint64_t bytes =
+        (uint64_t)want * c->stride + (uint64_t)want / MAG_CAP * sizeof(struct swfi_mag);
     if (bytes / c->stride < want || bytes > memory_ceiling()) {
         c->map_why = "n objects need more memory than the system has (RAM and swap, or RLIMIT_AS)";
         return ENOMEM;
@@ -543,7 +544,7 @@ int swfi_map_check(struct swf_cache *c, size_t want)
 
 void swfi_chunks_free(struct swf_cache *c)
 {
-    for (struct swf_chunk *ch = c->chunks, *next; ch != NULL; ch = next) {
+    for (struct swfi_chunk *ch = c->chunks, *next; ch != NULL; ch = next) {
         next = ch->next;
         swfi_dmap_remove(ch);
         munmap(ch->base, ch->map_bytes);

@@ -19,7 +19,7 @@
 
 static void deferred_done(ck_epoch_entry_t *e)
 {
-    struct swf_mag *m = SWF_CONTAINER_OF(e, struct swf_mag, epoch_entry);
+    struct swfi_mag *m = SWF_CONTAINER_OF(e, struct swfi_mag, epoch_entry);
     struct swf_cache *c = m->cache;
     uint32_t n = m->pub.n;
     swfi_tsan_acquire(m->epoch); /* the grace period is over: sections that saw these objects
@@ -39,12 +39,12 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
     SWF_CHECK_ARG(objs == NULL && n > 0, EINVAL, "objs is NULL and n is not 0");
     /* The always-on check, before anything is queued; it reads an object but writes none
      * (readers may still hold them). */
-    struct swf_tstate *ts = swfi_tls_get(&c->owner);
+    struct swfi_tstate *ts = swfi_tls_get(&c->owner);
     for (size_t i = 0; i < n; i++)
         if (ts == NULL || !swfi_free_ok(c, ts, objs[i]))
             swfi_free_check(c, ts, "swf_cache_free_deferred", objs[i]);
     size_t want = (n + MAG_CAP - 1) / MAG_CAP;
-    struct swf_mag *chain;
+    struct swfi_mag *chain;
     if (swfi_mags_take_chain(c, want, false, &chain) < want) {
         swfi_mags_put_chain(c, chain);
         return swfi_fail(__func__, ENOMEM, "no magazine could be made for the deferred frees");
@@ -52,7 +52,7 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
     swfi_fetch_add_relaxed_64(&c->x_deferred_queued, n);
     size_t done = 0;
     while (chain != NULL) {
-        struct swf_mag *m = chain;
+        struct swfi_mag *m = chain;
         chain = swfi_mags_chain_next(c, m);
         while (m->pub.n < MAG_CAP && done < n) {
             swfi_debug_transition(c, "swf_cache_free_deferred", objs[done], OBJ_ALLOC,
@@ -70,7 +70,7 @@ int swf_cache_quiesce(struct swf_cache *c, ck_epoch_record_t *rec)
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
     SWF_CHECK_ARG(rec == NULL, EINVAL, "rec is NULL");
     SWFI_BLOCKING_CALL();
-    struct swf_epoch_waiter w;
+    struct swfi_epoch_waiter w;
     swfi_epoch_waiter_init(&w);
     int watch = swfi_watch_begin("the grace period of rec's epoch",
                                  "a section of the epoch that began before it has not ended (on "

@@ -19,9 +19,9 @@
 #include "base/atomic.h"
 #include "base/util.h"
 
-int swfi_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *fs)
+int swfi_failslab_set(struct swfi_failslab_state *s, const struct swf_failslab *fs)
 {
-    struct swf_failslab_block *b = NULL;
+    struct swfi_failslab_block *b = NULL;
     if (fs != NULL && fs->probability > 0 && fs->times != 0) {
         b = calloc(1, sizeof(*b));
         if (b == NULL)
@@ -38,9 +38,9 @@ int swfi_failslab_set(struct swf_failslab_state *s, const struct swf_failslab *f
     return 0;
 }
 
-void swfi_failslab_fini(struct swf_failslab_state *s)
+void swfi_failslab_fini(struct swfi_failslab_state *s)
 {
-    for (struct swf_failslab_block *b = s->last, *next; b != NULL; b = next) {
+    for (struct swfi_failslab_block *b = s->last, *next; b != NULL; b = next) {
         next = b->replaced;
         free(b);
     }
@@ -49,7 +49,7 @@ void swfi_failslab_fini(struct swf_failslab_state *s)
 }
 
 /* Take one failure from the budget; false when it is spent. */
-static bool take_one_time(struct swf_failslab_block *b)
+static bool take_one_time(struct swfi_failslab_block *b)
 {
     uint64_t t = swfi_load_relaxed_64(&b->x_times);
     for (;;) {
@@ -62,9 +62,9 @@ static bool take_one_time(struct swf_failslab_block *b)
     }
 }
 
-bool swfi_failslab_should_fail(struct swf_failslab_state *s, const void **block, uint64_t *calls)
+bool swfi_failslab_should_fail(struct swfi_failslab_state *s, const void **block, uint64_t *calls)
 {
-    struct swf_failslab_block *b = swfi_load_acquire_ptr((void *const *)&s->x_cur);
+    struct swfi_failslab_block *b = swfi_load_acquire_ptr((void *const *)&s->x_cur);
     if (b == NULL)
         return false;
     uint64_t k;
@@ -239,7 +239,7 @@ int swf_failslab_parse(const char *spec, struct swf_failslab *out, char *cache_n
     return e;
 }
 
-int swfi_failslab_from_env(struct swf_failslab_state *s, const char *name)
+int swfi_failslab_from_env(struct swfi_failslab_state *s, const char *name)
 {
     const char *spec = getenv(SWF_FAILSLAB_ENV);
     if (spec == NULL)

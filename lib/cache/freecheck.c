@@ -49,14 +49,14 @@
 
 _Static_assert(((size_t)1 << DMAP_GRANULE_BITS) == CHUNK_ALIGN, "a granule is a chunk's unit");
 
-static struct swf_chunk **dmap[DMAP_L1_SIZE];
+static struct swfi_chunk **dmap[DMAP_L1_SIZE];
 
-static struct swf_chunk *lookup(const void *p)
+static struct swfi_chunk *lookup(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
     if ((a >> 32) >= DMAP_L1_SIZE)
         return NULL;
-    struct swf_chunk **l2 = swfi_load_acquire_ptr((void *const *)&dmap[a >> 32]);
+    struct swfi_chunk **l2 = swfi_load_acquire_ptr((void *const *)&dmap[a >> 32]);
     if (l2 == NULL)
         return NULL;
     /* Acquire pairs with swfi_dmap_insert's release: the chunk's fields are initialised. */
@@ -65,12 +65,12 @@ static struct swf_chunk *lookup(const void *p)
 }
 
 /* The second-level table for address a, made if need be; NULL when out of memory or range. */
-static struct swf_chunk **l2_for(uintptr_t a)
+static struct swfi_chunk **l2_for(uintptr_t a)
 {
     if ((a >> 32) >= DMAP_L1_SIZE)
         return NULL;
     void **slot = (void **)&dmap[a >> 32];
-    struct swf_chunk **l2 = swfi_load_acquire_ptr(slot);
+    struct swfi_chunk **l2 = swfi_load_acquire_ptr(slot);
     if (l2 != NULL)
         return l2;
     l2 = calloc((size_t)1 << DMAP_L2_BITS, sizeof(*l2));
@@ -83,17 +83,17 @@ static struct swf_chunk **l2_for(uintptr_t a)
     return seen;
 }
 
-static void set_granules(const struct swf_chunk *ch, struct swf_chunk *value)
+static void set_granules(const struct swfi_chunk *ch, struct swfi_chunk *value)
 {
     for (uintptr_t a = (uintptr_t)ch->base; a < (uintptr_t)ch->base + ch->map_bytes;
          a += CHUNK_ALIGN) {
-        struct swf_chunk **l2 = swfi_load_acquire_ptr((void *const *)&dmap[a >> 32]);
+        struct swfi_chunk **l2 = swfi_load_acquire_ptr((void *const *)&dmap[a >> 32]);
         swfi_store_release_ptr(
             (void **)&l2[(a >> DMAP_GRANULE_BITS) & (((size_t)1 << DMAP_L2_BITS) - 1)], value);
     }
 }
 
-int swfi_dmap_insert(struct swf_chunk *ch)
+int swfi_dmap_insert(struct swfi_chunk *ch)
 {
     uintptr_t end = (uintptr_t)ch->base + ch->map_bytes;
     for (uintptr_t a = (uintptr_t)ch->base; a < end; a += (uintptr_t)1 << 32)
@@ -105,7 +105,7 @@ int swfi_dmap_insert(struct swf_chunk *ch)
     return 0;
 }
 
-void swfi_dmap_remove(const struct swf_chunk *ch)
+void swfi_dmap_remove(const struct swfi_chunk *ch)
 {
     set_granules(ch, NULL);
 }
@@ -138,7 +138,7 @@ void swfi_free_check_init(struct swf_cache *c)
 }
 
 /* obj's index in ch, or ch->nobjs when obj is not the start of one of its objects. */
-static size_t index_in(const struct swf_cache *c, const struct swf_chunk *ch, const void *obj)
+static size_t index_in(const struct swf_cache *c, const struct swfi_chunk *ch, const void *obj)
 {
     uint64_t q = ((uintptr_t)obj - (uintptr_t)ch->base) * c->owner.head.inv;
     q = (q >> c->owner.head.shift) | (q << ((64 - c->owner.head.shift) & 63));
@@ -146,7 +146,7 @@ static size_t index_in(const struct swf_cache *c, const struct swf_chunk *ch, co
 }
 
 static __attribute__((noreturn)) void not_ours(struct swf_cache *c, const char *fn,
-                                               const struct swf_chunk *ch, void *obj)
+                                               const struct swfi_chunk *ch, void *obj)
 {
     if (ch == NULL)
         swfi_die(fn, "%p was not allocated from cache '%s' (no cache holds it)", obj, c->name);
@@ -166,9 +166,9 @@ static bool in_mag(const struct swf_magazine_ *m, const void *obj)
     return false;
 }
 
-void swfi_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, const void *obj)
+void swfi_owner_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, const void *obj)
 {
-    struct swf_chunk *ch = lookup(obj);
+    struct swfi_chunk *ch = lookup(obj);
     if (ch == NULL || ch->cache != c || index_in(c, ch, obj) == ch->nobjs)
         not_ours(c, fn, ch, (void *)obj);
     if (ts != NULL && !c->checks) { /* full checks: every free must reach them, none goes fast */
@@ -177,7 +177,7 @@ void swfi_owner_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn
     }
 }
 
-void swfi_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn, void *obj)
+void swfi_free_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, void *obj)
 {
     swfi_owner_check(c, ts, fn, obj);
     if (!swf_cache_marked_(&c->owner.head, obj))
@@ -190,7 +190,7 @@ void swfi_free_check(struct swf_cache *c, struct swf_tstate *ts, const char *fn,
 
 uint8_t *swfi_obj_state(struct swf_cache *c, const void *obj)
 {
-    struct swf_chunk *ch = lookup(obj);
+    struct swfi_chunk *ch = lookup(obj);
     if (ch == NULL || ch->cache != c || ch->state == NULL)
         return NULL;
     size_t i = index_in(c, ch, obj);

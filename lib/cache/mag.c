@@ -41,7 +41,7 @@ uint32_t swfi_mags_make(struct swf_cache *c, uint32_t want)
         return 0;
     uint32_t count = blocks << MAG_BLOCK_SHIFT;
     for (uint32_t i = first; i < first + count; i++) {
-        struct swf_mag *m = swfi_mag_at(c, i);
+        struct swfi_mag *m = swfi_mag_at(c, i);
         m->index = i;
         m->cache = c;
         swfi_depot_put(c, m);
@@ -51,7 +51,7 @@ uint32_t swfi_mags_make(struct swf_cache *c, uint32_t want)
 
 void swfi_mags_adopt(struct swf_cache *c, void *mem, uint32_t count)
 {
-    struct swf_mag *m = mem; /* blocks of zeroed, prepared nodes, one after another */
+    struct swfi_mag *m = mem; /* blocks of zeroed, prepared nodes, one after another */
     uint32_t first = UINT32_MAX;
     for (uint32_t b = 0; b < count >> MAG_BLOCK_SHIFT; b++) {
         uint32_t i = swfi_itable_adopt(&c->mags, m + ((size_t)b << MAG_BLOCK_SHIFT));
@@ -95,27 +95,27 @@ void swfi_mags_reserve(struct swf_cache *c, uint64_t n)
         ;
 }
 
-struct swf_mag *swfi_mags_chain_next(struct swf_cache *c, struct swf_mag *m)
+struct swfi_mag *swfi_mags_chain_next(struct swf_cache *c, struct swfi_mag *m)
 {
     uint32_t link = swfi_load_relaxed_32(&m->pub.x_link_);
     return link ? swfi_mag_at(c, link - 1) : NULL;
 }
 
-void swfi_mags_put_chain(struct swf_cache *c, struct swf_mag *head)
+void swfi_mags_put_chain(struct swf_cache *c, struct swfi_mag *head)
 {
     while (head != NULL) {
-        struct swf_mag *next = swfi_mags_chain_next(c, head);
+        struct swfi_mag *next = swfi_mags_chain_next(c, head);
         swfi_depot_put(c, head);
         head = next;
     }
 }
 
-size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struct swf_mag **head)
+size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struct swfi_mag **head)
 {
     *head = NULL;
     size_t taken = 0;
     while (taken < count) {
-        struct swf_mag *m = swfi_depot_get_empty(c);
+        struct swfi_mag *m = swfi_depot_get_empty(c);
         if (m == NULL) {
             if (!locked)
                 pthread_mutex_lock(&c->refill_lock);

@@ -49,7 +49,7 @@
 /* ---- the loose list, taken whole ------------------------------------------------------------ */
 
 /* Move objects from a private chain into m until it holds `until`; returns the rest. */
-static void *fill(struct swf_mag *m, void *chain, uint32_t until, uint64_t *moved)
+static void *fill(struct swfi_mag *m, void *chain, uint32_t until, uint64_t *moved)
 {
     while (chain != NULL && m->pub.n < until) {
         m->pub.obj[m->pub.n++] = chain;
@@ -65,7 +65,7 @@ static uint64_t spread(struct swf_cache *c, void *chain, bool make)
 {
     uint64_t moved = 0;
     while (chain != NULL) {
-        struct swf_mag *m = swfi_depot_get_empty(c);
+        struct swfi_mag *m = swfi_depot_get_empty(c);
         if (m == NULL && make && swfi_mags_make(c, 1) != 0)
             m = swfi_depot_get_empty(c);
         if (m == NULL)
@@ -79,7 +79,7 @@ static uint64_t spread(struct swf_cache *c, void *chain, bool make)
 
 /* Move up to `room` loose objects into m, the rest into empty depot magazines. Returns how many
  * moved into m. */
-static uint32_t loose_fill(struct swf_cache *c, struct swf_mag *m, uint32_t room)
+static uint32_t loose_fill(struct swf_cache *c, struct swfi_mag *m, uint32_t room)
 {
     void *chain = swfi_loose_take_all(c);
     if (chain == NULL)
@@ -100,16 +100,16 @@ void swfi_loose_to_mags(struct swf_cache *c)
 
 /* ---- a bound thread ------------------------------------------------------------------------- */
 
-void *swfi_take_bound(struct swf_cache *c, struct swf_tstate *ts)
+void *swfi_take_bound(struct swf_cache *c, struct swfi_tstate *ts)
 {
-    struct swf_mag *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
+    struct swfi_mag *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
     if (loaded->pub.n == 0) {
-        struct swf_mag *t = loaded;
+        struct swfi_mag *t = loaded;
         loaded = prev;
         prev = t;
     }
     if (loaded->pub.n == 0) {
-        struct swf_mag *got = swfi_depot_get_objects(c);
+        struct swfi_mag *got = swfi_depot_get_objects(c);
         if (got != NULL) {
             /* Both ours are empty: keep one as prev, give the other back. */
             swfi_depot_put(c, prev);
@@ -125,16 +125,16 @@ void *swfi_take_bound(struct swf_cache *c, struct swf_tstate *ts)
     return loaded->pub.obj[--loaded->pub.n];
 }
 
-void swfi_put_bound(struct swf_cache *c, struct swf_tstate *ts, void *obj)
+void swfi_put_bound(struct swf_cache *c, struct swfi_tstate *ts, void *obj)
 {
-    struct swf_mag *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
+    struct swfi_mag *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
     if (loaded->pub.n == MAG_CAP) {
         if (prev->pub.n < MAG_CAP) {
-            struct swf_mag *t = loaded;
+            struct swfi_mag *t = loaded;
             loaded = prev;
             prev = t;
         } else {
-            struct swf_mag *e = swfi_depot_get_empty(c);
+            struct swfi_mag *e = swfi_depot_get_empty(c);
             if (e == NULL) {
                 swfi_loose_push(c, obj);
                 return;
@@ -150,12 +150,12 @@ void swfi_put_bound(struct swf_cache *c, struct swf_tstate *ts, void *obj)
 
 /* ---- the shared states ---------------------------------------------------------------------- */
 
-void *swfi_take_shared(struct swf_cache *c, struct swf_tstate *held, bool wait)
+void *swfi_take_shared(struct swf_cache *c, struct swfi_tstate *held, bool wait)
 {
     if (!swfi_shared_made(c))
         return NULL;
     for (unsigned i = 0; i < SHARED_STATES; i++) {
-        struct swf_tstate *ts = c->shared[i];
+        struct swfi_tstate *ts = c->shared[i];
         if (ts == held || !swfi_shared_claim(ts, wait))
             continue;
         void *obj =
@@ -178,14 +178,14 @@ uint32_t swfi_take_unbound(struct swf_cache *c, void **dst, uint32_t want)
         uint32_t k = swfi_carve(c, dst, want);
         if (k > 0)
             return k;
-        struct swf_mag one;
+        struct swfi_mag one;
         one.pub.n = 0;
         if (loose_fill(c, &one, 1) == 0)
             return 0;
         dst[0] = one.pub.obj[0];
         return 1;
     }
-    struct swf_mag *m = swfi_mag_at(c, i);
+    struct swfi_mag *m = swfi_mag_at(c, i);
     swfi_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
     uint32_t k = m->pub.n < want ? m->pub.n : want;
     for (uint32_t j = 0; j < k; j++)
@@ -199,7 +199,7 @@ void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n)
     size_t done = 0;
     while (done < n) {
         uint32_t i = swfi_istack_pop(&c->partial, &c->mags);
-        struct swf_mag *m;
+        struct swfi_mag *m;
         if (i != UINT32_MAX) {
             m = swfi_mag_at(c, i);
             swfi_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);

@@ -25,7 +25,7 @@ static int make_tstates(struct swf_cache *c)
     if (first == UINT32_MAX)
         return ENOMEM;
     for (uint32_t i = first; i < first + (1u << TS_BLOCK_SHIFT); i++) {
-        struct swf_tstate *ts = swfi_itable_node(&c->tstates, i);
+        struct swfi_tstate *ts = swfi_itable_node(&c->tstates, i);
         ts->pub.index_ = i;
         swfi_istack_push(&c->ts_free, &c->tstates, i);
     }
@@ -41,7 +41,7 @@ void swfi_pools_replenish(struct swf_cache *c)
     swfi_loose_to_mags(c);
 }
 
-void swfi_tstate_release(struct swf_cache *c, struct swf_tstate *ts)
+void swfi_tstate_release(struct swf_cache *c, struct swfi_tstate *ts)
 {
     if (!c->pcpu) { /* the per-CPU mode's states have counters only */
         swfi_depot_put(c, swfi_ts_loaded(ts));
@@ -51,26 +51,26 @@ void swfi_tstate_release(struct swf_cache *c, struct swf_tstate *ts)
     swfi_istack_push(&c->ts_free, &c->tstates, ts->pub.index_);
 }
 
-static void release_hook(struct swf_tls_owner *o, void *state)
+static void release_hook(struct swfi_tls_owner *o, void *state)
 {
     swfi_tstate_release(SWF_CONTAINER_OF(o, struct swf_cache, owner), state);
 }
 
-struct swf_tstate *swfi_tstate_bind_nowait(struct swf_cache *c)
+struct swfi_tstate *swfi_tstate_bind_nowait(struct swf_cache *c)
 {
     if (!swfi_tls_bindable(&c->owner))
         return NULL;
     uint32_t i = swfi_istack_pop(&c->ts_free, &c->tstates);
     if (i == UINT32_MAX)
         return NULL;
-    struct swf_tstate *ts = swfi_itable_node(&c->tstates, i);
+    struct swfi_tstate *ts = swfi_itable_node(&c->tstates, i);
     if (c->pcpu) { /* counters and the free check's chunk only: no magazines */
         swfi_ts_set(ts, NULL, NULL);
         swfi_tls_bind(&c->owner, ts);
         return ts;
     }
-    struct swf_mag *loaded = swfi_depot_get_empty(c);
-    struct swf_mag *prev = loaded ? swfi_depot_get_empty(c) : NULL;
+    struct swfi_mag *loaded = swfi_depot_get_empty(c);
+    struct swfi_mag *prev = loaded ? swfi_depot_get_empty(c) : NULL;
     if (prev == NULL) {
         if (loaded != NULL)
             swfi_depot_put(c, loaded);
@@ -82,12 +82,12 @@ struct swf_tstate *swfi_tstate_bind_nowait(struct swf_cache *c)
     return ts;
 }
 
-struct swf_tstate *swfi_tstate_bind_locked(struct swf_cache *c)
+struct swfi_tstate *swfi_tstate_bind_locked(struct swf_cache *c)
 {
     /* Every blocking call, bound or not, makes the thread's table reach every owner alive now:
      * its later NOWAIT calls on caches created since its last blocking call then bind too. */
     int err = swfi_tls_prepare(&c->owner);
-    struct swf_tstate *ts = swfi_tls_get(&c->owner);
+    struct swfi_tstate *ts = swfi_tls_get(&c->owner);
     if (c->pcpu) { /* bind for the counters (best effort); no magazines to give the caller */
         if (ts == NULL && err == 0 && (!swfi_istack_empty(&c->ts_free) || make_tstates(c) == 0))
             (void)swfi_tstate_bind_nowait(c);
@@ -115,15 +115,15 @@ int swfi_cache_first_use(struct swf_cache *c)
     if (swfi_load_relaxed_32(&c->x_shared_made))
         return 0;
     swfi_mags_reserve(c, SPARE_EMPTY_MAGS + 2 * SHARED_STATES);
-    struct swf_tstate *made[SHARED_STATES];
+    struct swfi_tstate *made[SHARED_STATES];
     int n = 0;
     for (; n < SHARED_STATES; n++) {
         if (swfi_istack_empty(&c->ts_free) && make_tstates(c) != 0)
             break;
         swfi_mags_reserve(c, 2);
         uint32_t k = swfi_istack_pop(&c->ts_free, &c->tstates);
-        struct swf_mag *loaded = swfi_depot_get_empty(c);
-        struct swf_mag *prev = loaded ? swfi_depot_get_empty(c) : NULL;
+        struct swfi_mag *loaded = swfi_depot_get_empty(c);
+        struct swfi_mag *prev = loaded ? swfi_depot_get_empty(c) : NULL;
         if (k == UINT32_MAX || prev == NULL) {
             if (loaded != NULL)
                 swfi_depot_put(c, loaded);
@@ -151,7 +151,7 @@ bool swfi_shared_made(struct swf_cache *c)
     return swfi_load_acquire_32(&c->x_shared_made) != 0;
 }
 
-bool swfi_shared_claim(struct swf_tstate *ts, bool wait)
+bool swfi_shared_claim(struct swfi_tstate *ts, bool wait)
 {
     for (;;) {
         uint32_t free_word = 0;
@@ -171,25 +171,25 @@ bool swfi_shared_claim(struct swf_tstate *ts, bool wait)
  * that threads spread over them. NULL when all are taken at this moment. The place is a mix of
  * the address of the thread's TLS block: those of threads other than the first differ by whole
  * pages (and their stacks' sizes), so the address's own low bits would send them all to one. */
-static struct swf_tstate *claim_shared(struct swf_cache *c)
+static struct swfi_tstate *claim_shared(struct swf_cache *c)
 {
     if (!swfi_shared_made(c))
         return NULL;
     unsigned start = (unsigned)(swfi_mix64((uintptr_t)&swf_tls_self) >> 32);
     for (unsigned i = 0; i < SHARED_STATES; i++) {
-        struct swf_tstate *ts = c->shared[(start + i) % SHARED_STATES];
+        struct swfi_tstate *ts = c->shared[(start + i) % SHARED_STATES];
         if (swfi_shared_claim(ts, false))
             return ts;
     }
     return NULL;
 }
 
-struct swf_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed)
+struct swfi_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed)
 {
     *claimed = false;
     if (c->pcpu) /* no thread magazines in the per-CPU mode */
         return NULL;
-    struct swf_tstate *ts = swfi_tls_get(&c->owner);
+    struct swfi_tstate *ts = swfi_tls_get(&c->owner);
     if (ts == NULL)
         ts = swfi_tstate_bind_nowait(c);
     if (ts == NULL && (ts = claim_shared(c)) != NULL)
@@ -199,12 +199,12 @@ struct swf_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed)
 
 /* ---- fork ----------------------------------------------------------------------------------- */
 
-static void fork_prepare(struct swf_tls_owner *o)
+static void fork_prepare(struct swfi_tls_owner *o)
 {
     pthread_mutex_lock(&SWF_CONTAINER_OF(o, struct swf_cache, owner)->refill_lock);
 }
 
-static void fork_parent(struct swf_tls_owner *o)
+static void fork_parent(struct swfi_tls_owner *o)
 {
     pthread_mutex_unlock(&SWF_CONTAINER_OF(o, struct swf_cache, owner)->refill_lock);
 }
@@ -218,7 +218,7 @@ static void fork_parent(struct swf_tls_owner *o)
  * instant stays claimed, marked abandoned so that a WAIT allocation does not wait for a claimer
  * that does not exist here. The refill lock was held by fork_prepare; it is made new.
  */
-static void fork_child(struct swf_tls_owner *o)
+static void fork_child(struct swfi_tls_owner *o)
 {
     struct swf_cache *c = SWF_CONTAINER_OF(o, struct swf_cache, owner);
     for (unsigned i = 0; i < SHARED_STATES; i++)
@@ -227,7 +227,7 @@ static void fork_child(struct swf_tls_owner *o)
     pthread_mutex_init(&c->refill_lock, NULL);
 }
 
-const struct swf_owner_ops swfi_cache_owner_ops = {
+const struct swfi_owner_ops swfi_cache_owner_ops = {
     .release = release_hook,
     .fork_prepare = fork_prepare,
     .fork_parent = fork_parent,

@@ -43,7 +43,7 @@ static void free_object(struct swf_cache *c, const char *fn, const void *obj, co
                  where, *st);
 }
 
-void swfi_mag_validate(struct swf_cache *c, const struct swf_mag *m, const char *fn)
+void swfi_mag_validate(struct swf_cache *c, const struct swfi_mag *m, const char *fn)
 {
     if (m->pub.n > MAG_CAP)
         swfi_die(fn, "cache '%s' is inconsistent: a magazine holds %u objects (at most %u)",
@@ -53,14 +53,14 @@ void swfi_mag_validate(struct swf_cache *c, const struct swf_mag *m, const char 
 }
 
 /* The objects on a stack of the depot, and how many magazines it holds. */
-static uint64_t stack_objs(struct swf_cache *c, const struct swf_istack *s, uint64_t *mags,
+static uint64_t stack_objs(struct swf_cache *c, const struct swfi_istack *s, uint64_t *mags,
                            const char *fn)
 {
     uint64_t objs = 0;
     *mags = 0;
     for (uint32_t top = (uint32_t)(swfi_load_relaxed_64(&s->x_head) & SWF_ISTACK_INDEX_MASK);
          top != 0; top = swfi_mag_at(c, top - 1)->pub.x_link_) {
-        const struct swf_mag *m = swfi_mag_at(c, top - 1);
+        const struct swfi_mag *m = swfi_mag_at(c, top - 1);
         swfi_mag_validate(c, m, fn);
         objs += m->pub.n;
         if (++*mags > c->mags.x_count)
@@ -73,7 +73,7 @@ static uint64_t thread_state_objs(struct swf_cache *c, const char *fn)
 {
     uint64_t objs = 0;
     for (uint32_t i = 0; i < c->tstates.x_count; i++) {
-        const struct swf_tstate *ts = swfi_itable_node(&c->tstates, i);
+        const struct swfi_tstate *ts = swfi_itable_node(&c->tstates, i);
         if (ts->pub.loaded == NULL)
             continue; /* on the free pool */
         swfi_mag_validate(c, swfi_ts_loaded(ts), fn);
@@ -99,7 +99,7 @@ static uint64_t loose_objs(struct swf_cache *c, const char *fn)
 static uint64_t uncarved_objs(struct swf_cache *c, const char *fn)
 {
     uint64_t all = 0;
-    for (const struct swf_chunk *ch = c->chunks; ch != NULL; ch = ch->next)
+    for (const struct swfi_chunk *ch = c->chunks; ch != NULL; ch = ch->next)
         for (uint64_t i = ch->x_carved; i < ch->nobjs; i++) {
             uint64_t word;
             memcpy(&word, ch->base + i * c->stride, sizeof(word));
@@ -114,7 +114,7 @@ static uint64_t uncarved_objs(struct swf_cache *c, const char *fn)
 
 static void count_states(const struct swf_cache *c, struct tally *t)
 {
-    for (const struct swf_chunk *ch = c->chunks; ch != NULL; ch = ch->next)
+    for (const struct swfi_chunk *ch = c->chunks; ch != NULL; ch = ch->next)
         for (size_t i = 0; i < ch->nobjs; i++) {
             t->state_free += ch->state[i] == OBJ_FREE;
             t->state_alloc += ch->state[i] == OBJ_ALLOC;

@@ -43,6 +43,7 @@
 #include "base/tsan.h"
 #include "base/util.h"
 #include "cache/users.h"
+#include "sweep/unsweep.h"
 
 /* A node's life: UNLINKED -add-> LINKED -del-> DELETED -finalise-> UNLINKED (no release
  * callback) or RELEASED (release called; swf_node_init makes it UNLINKED again). */
@@ -61,7 +62,7 @@ struct swf_reader {
 CK_LIST_HEAD(swf_node_list, swf_node);
 
 struct swf_registry {
-    struct swf_tls_owner owner; /* per-thread readers */
+    struct swfi_tls_owner owner; /* per-thread readers */
     struct swf_cache *cache;
     swf_init_fn *init;
     void *init_arg;
@@ -98,7 +99,7 @@ static ck_epoch_entry_t *node_entry(struct swf_node *n)
 /* ---- readers -------------------------------------------------------------------------------- */
 
 /* The thread's binding for r is given back at its exit: the record becomes recyclable. */
-static void reader_release(struct swf_tls_owner *o, void *state)
+static void reader_release(struct swfi_tls_owner *o, void *state)
 {
     (void)o;
     struct swf_reader *rd = state;
@@ -301,7 +302,7 @@ static const char GRACE_CAUSE[] = "a reader has not left swf_registry_read_lock'
 static void barrier(struct swf_registry *r)
 {
     pthread_mutex_lock(&r->reclaim);
-    struct swf_epoch_waiter w;
+    struct swfi_epoch_waiter w;
     swfi_epoch_waiter_init(&w);
     int watch = swfi_watch_begin(GRACE_WAIT, GRACE_CAUSE);
     ck_epoch_barrier_wait(&r->wrec, swfi_epoch_wait, &w);
@@ -534,64 +535,59 @@ int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
                : 0;
 }
 
-/* Hand a batch of taken objects to the cache, to be freed after a grace period on wrec. */
-static void retire(struct swf_registry *r, void **objs, size_t *n, int *err)
+/* What a deactivation's hand-overs share: the registry, and ENOMEM once one had no magazine. */
+struct retiring {
+    struct swf_registry *r;
+    int err;
+};
+
+/* Hand a batch of taken objects to the cache, to be freed after a grace period on wrec
+ * (unsweep.h: outside any section). */
+static void retire(void *arg, void **objs, size_t n)
 {
-    if (*n == 0)
-        return;
+    struct retiring *ret = arg;
+    struct swf_registry *r = ret->r;
     pthread_mutex_lock(&r->reclaim);
     /* swf_cache_free_deferred fences before its epoch read (cache.h): the taking exchanges are
      * visible first. */
-    if (swf_cache_free_deferred(r->cache, &r->wrec, objs, *n) != 0) {
+    if (swf_cache_free_deferred(r->cache, &r->wrec, objs, n) != 0) {
         /* No magazine to queue them in: wait for the grace period here instead. */
-        struct swf_epoch_waiter w;
+        struct swfi_epoch_waiter w;
         swfi_epoch_waiter_init(&w);
         int watch = swfi_watch_begin(GRACE_WAIT, GRACE_CAUSE);
         ck_epoch_synchronize_wait(&r->epoch, swfi_epoch_wait, &w);
         swfi_watch_end(watch);
         swfi_tsan_acquire(&r->epoch);
-        for (size_t i = 0; i < *n; i++)
+        for (size_t i = 0; i < n; i++)
             swf_cache_free(r->cache, objs[i]);
-        *err = ENOMEM;
+        ret->err = ENOMEM;
     }
     pthread_mutex_unlock(&r->reclaim);
-    swfi_fetch_add_relaxed_64(&r->x_unpublished, *n);
-    *n = 0;
+    swfi_fetch_add_relaxed_64(&r->x_unpublished, n);
 }
 
-/* Take every slot back, in bounded sections with a pinned cursor, as the sweep walks. */
+/* Take every slot back (lib/sweep/unsweep.c) in rd's sections, handing over a batch of a fixed
+ * size on the stack: no allocation, so nothing here fails for want of memory (a hand-over
+ * without a magazine waits for its grace period instead, and reports ENOMEM). */
 static int unpublish_all(struct swf_registry *r, struct swf_reader *rd)
 {
     enum { BATCH = 4 * SWF_CACHE_MAGAZINE };
     void *objs[BATCH];
-    size_t n = 0, section = 0;
-    int err = 0;
-    reader_enter(rd);
-    struct swf_node *node = swf_registry_first(r);
-    while (node != NULL) {
-        void *obj = swf_slot_take(&node->slot);
-        if (obj != NULL)
-            objs[n++] = obj;
-        section++;
-        bool bound_hit = r->section_bound != 0 && section >= r->section_bound;
-        if (n < BATCH && !bound_hit) {
-            node = swf_registry_next(r, node);
-            continue;
-        }
-        /* Leave the section to hand the batch over (that takes a mutex) or to bound it. */
-        ops_pin(r, node);
-        reader_leave(rd);
-        retire(r, objs, &n, &err);
-        reader_enter(rd);
-        section = 0;
-        struct swf_node *next =
-            ops_linked(r, node) ? swf_registry_next(r, node) : swf_registry_first(r);
-        ops_unpin(r, node);
-        node = next;
-    }
-    reader_leave(rd);
-    retire(r, objs, &n, &err);
-    return err;
+    const struct swf_list list = {&registry_ops, r, offsetof(struct swf_node, slot)};
+    const struct swf_guard guard = {guard_enter, guard_leave, rd, 0};
+    struct retiring ret = {r, 0};
+    struct swfi_unsweep u = {
+        .list = &list,
+        .guard = &guard,
+        .section_bound = r->section_bound,
+        .batch = objs,
+        .batch_cap = BATCH,
+        .grow = false,
+        .hand_over = retire,
+        .arg = &ret,
+    };
+    swfi_unsweep(&u);
+    return ret.err;
 }
 
 int swf_registry_deactivate(struct swf_registry *r)
@@ -630,7 +626,7 @@ enum { EPOCH_RECORD_IN_USE = 0 };
 
 /* ---- fork ----------------------------------------------------------------------------------- */
 
-static struct swf_registry *of_owner(struct swf_tls_owner *o)
+static struct swf_registry *of_owner(struct swfi_tls_owner *o)
 {
     return SWF_CONTAINER_OF(o, struct swf_registry, owner);
 }
@@ -639,7 +635,7 @@ static struct swf_registry *of_owner(struct swf_tls_owner *o)
  * deactivate hold reclaim), in their nesting order. owner.c takes these of every registry before
  * any lock a reader inside a section may need: a reader of r that needs one of those, while
  * someone waits for it under r's reclaim and a fork waits for that reclaim, would never leave. */
-static void fork_hold(struct swf_tls_owner *o)
+static void fork_hold(struct swfi_tls_owner *o)
 {
     struct swf_registry *r = of_owner(o);
     pthread_mutex_lock(&r->activation);
@@ -647,14 +643,14 @@ static void fork_hold(struct swf_tls_owner *o)
 }
 
 /* The rest, later: writer (add and del) and records_lock (a thread's first read). */
-static void fork_prepare(struct swf_tls_owner *o)
+static void fork_prepare(struct swfi_tls_owner *o)
 {
     struct swf_registry *r = of_owner(o);
     pthread_mutex_lock(&r->writer);
     pthread_mutex_lock(&r->records_lock);
 }
 
-static void fork_parent(struct swf_tls_owner *o)
+static void fork_parent(struct swfi_tls_owner *o)
 {
     struct swf_registry *r = of_owner(o);
     pthread_mutex_unlock(&r->records_lock);
@@ -670,14 +666,14 @@ static void fork_parent(struct swf_tls_owner *o)
  * their records are marked inactive and given up for recycling. The forking thread's own reader
  * stays as it was (a fork inside one's own read section is not supported: registry.h).
  */
-static void fork_child(struct swf_tls_owner *o)
+static void fork_child(struct swfi_tls_owner *o)
 {
     struct swf_registry *r = of_owner(o);
     struct swf_reader *mine = swfi_tls_get(&r->owner);
     for (struct swf_reader *rd = r->records; rd != NULL; rd = rd->next_all) {
-        if (rd == mine || ck_pr_load_uint(&rd->rec.state) != EPOCH_RECORD_IN_USE)
+        if (rd == mine || swfi_load_relaxed_uint(&rd->rec.state) != EPOCH_RECORD_IN_USE)
             continue;
-        ck_pr_store_uint(&rd->rec.active, 0);
+        swfi_store_relaxed_uint(&rd->rec.active, 0);
         ck_epoch_unregister(&rd->rec);
     }
     pthread_mutex_init(&r->activation, NULL);
@@ -686,7 +682,7 @@ static void fork_child(struct swf_tls_owner *o)
     pthread_mutex_init(&r->records_lock, NULL);
 }
 
-static const struct swf_owner_ops registry_owner_ops = {
+static const struct swfi_owner_ops registry_owner_ops = {
     .release = reader_release,
     .fork_hold = fork_hold,
     .fork_prepare = fork_prepare,

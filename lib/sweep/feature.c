@@ -29,6 +29,7 @@
 #include "base/util.h"
 #include "cache/users.h"
 #include "sweep/check.h"
+#include "sweep/unsweep.h"
 
 enum { GATE_ON = 1u, GATE_FENCE = 2u };
 enum { STRIPES = 8, DEFAULT_BATCH = 256 };
@@ -67,7 +68,7 @@ static bool membarrier_usable(void)
     return false;
 #else
     static const char *const words[] = {"1", "on", "yes", "true", "0", "off", "no", "false"};
-    static int warned;
+    static uint32_t warned;
     const char *no = getenv("SWF_NO_MEMBARRIER");
     if (no != NULL && no[0] != '\0') {
         size_t i = 0;
@@ -75,7 +76,7 @@ static bool membarrier_usable(void)
             i++;
         if (i < 4)
             return false;
-        if (i == 8 && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        if (i == 8 && !swfi_exchange_relaxed_32(&warned, 1))
             fprintf(stderr,
                     "sweepfill: SWF_NO_MEMBARRIER=\"%.64s\" is not one of 1, on, yes, true (the "
                     "fence path), 0, off, no, false or empty: using the default (membarrier)\n",
@@ -110,12 +111,12 @@ static void barrier_b(struct swf_feature *f)
 /* ---- the adders' half ------------------------------------------------------------------------ */
 
 static _Thread_local unsigned int my_stripe = STRIPES; /* STRIPES: not chosen yet */
-static unsigned int next_stripe;
+static uint32_t next_stripe;
 
 static struct stripe *stripe_of_thread(struct swf_feature *f)
 {
     if (SWF_UNLIKELY(my_stripe == STRIPES))
-        my_stripe = __atomic_fetch_add(&next_stripe, 1, __ATOMIC_RELAXED) % STRIPES;
+        my_stripe = swfi_fetch_add_relaxed_32(&next_stripe, 1) % STRIPES;
     return &f->stripes[my_stripe];
 }
 
@@ -165,9 +166,9 @@ int swf_feature_added_slow_(struct swf_feature *f, void *member, enum swf_alloc_
     /* C: the count-in and the flag's second load, both sequentially consistent, so that one
      * of them and deactivate's D come first in their single total order (x86: a locked add and
      * a plain load, no fence instruction). */
-    __atomic_fetch_add(&s->x_adders, 1, __ATOMIC_SEQ_CST);
+    swfi_fetch_add_seq_cst_32(&s->x_adders, 1);
     int err = 0;
-    if (__atomic_load_n(&f->head.x_gate, __ATOMIC_SEQ_CST) & GATE_ON)
+    if (swfi_load_seq_cst_32(&f->head.x_gate) & GATE_ON)
         err = fill(f, s, member, mode);
     swfi_fetch_sub_acq_rel_32(&s->x_adders, 1); /* releases the publication to deactivate */
     if (err == EAGAIN)
@@ -269,7 +270,7 @@ int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
             prepare = count_members(f) + f->cfg.sweep.reserve;
         if (prepare != 0)
             (void)swf_cache_grow(f->cfg.sweep.cache, prepare);
-        __atomic_fetch_or(&f->head.x_gate, GATE_ON, __ATOMIC_SEQ_CST);
+        swfi_fetch_or_seq_cst_32(&f->head.x_gate, GATE_ON);
         barrier_b(f);
     }
     int err = sweep(f, stats);
@@ -306,29 +307,6 @@ int swf_feature_catch_up(struct swf_feature *f, struct swf_sweep_stats *stats)
 
 /* ---- deactivation ---------------------------------------------------------------------------- */
 
-/* The objects a deactivation took, freed after one grace period. */
-struct taken {
-    void **v;
-    size_t n, cap;
-    void *local[DEFAULT_BATCH];
-};
-
-/* Room for one more, or false (the walk must then free what it holds first). */
-static bool taken_room(struct taken *t)
-{
-    if (t->n < t->cap)
-        return true;
-    void **bigger = malloc(2 * t->cap * sizeof(void *));
-    if (bigger == NULL)
-        return false;
-    memcpy(bigger, t->v, t->n * sizeof(void *));
-    if (t->v != t->local)
-        free(t->v);
-    t->v = bigger;
-    t->cap *= 2;
-    return true;
-}
-
 /* cfg.synchronize, under the watchdog (base/section.h). */
 static void synchronize(struct swf_feature *f)
 {
@@ -339,66 +317,33 @@ static void synchronize(struct swf_feature *f)
     swfi_watch_end(w);
 }
 
-/* Outside any section: a grace period, then the objects back to the cache. */
-static void taken_free(struct swf_feature *f, struct taken *t)
+/* Outside any section (unsweep.h): a grace period, then the objects back to the cache. */
+static void taken_free(void *arg, void **objs, size_t n)
 {
-    if (t->n == 0)
-        return;
+    struct swf_feature *f = arg;
     synchronize(f);
-    swf_cache_free_bulk(f->cfg.sweep.cache, t->v, t->n);
-    swfi_fetch_add_relaxed_64(&f->x_unpublished, t->n);
-    t->n = 0;
+    swf_cache_free_bulk(f->cfg.sweep.cache, objs, n);
+    swfi_fetch_add_relaxed_64(&f->x_unpublished, n);
 }
 
 /*
- * Take every slot, walking as the sweep does: bounded sections, the cursor pinned across them
- * where the list can pin (and from the head again when it was unlinked meanwhile, or when it
- * cannot pin: slots taken stay empty, so a restart makes progress).
+ * Take every slot (lib/sweep/unsweep.c). The batch grows while malloc can, so that one grace
+ * period usually covers all of them.
  */
 static void take_all(struct swf_feature *f)
 {
-    const struct swf_list *l = &f->cfg.sweep.list;
-    const struct swf_guard *g = &f->cfg.sweep.guard;
-    bool can_pin = swf_list_can_pin(l->ops);
-    size_t bound = f->cfg.sweep.section_bound, section = 0;
-    struct taken t = {.n = 0, .cap = DEFAULT_BATCH};
-    t.v = t.local;
-    g->enter(g->arg);
-    void *m = l->ops->first(l->list);
-    while (m != NULL) {
-        bool full = !taken_room(&t);
-        if (!full) {
-            void *obj = swf_slot_take(swf_slot_of(m, l->slot_offset));
-            if (obj != NULL)
-                t.v[t.n++] = obj;
-            section++;
-            if (bound == 0 || section < bound) {
-                m = l->ops->next(l->list, m);
-                continue;
-            }
-        }
-        /* Leave the section: to bound it, or to free what we hold. */
-        if (can_pin)
-            l->ops->pin(l->list, m);
-        g->leave(g->arg);
-        if (full)
-            taken_free(f, &t);
-        g->enter(g->arg);
-        section = 0;
-        void *next = NULL;
-        if (can_pin) {
-            bool on = l->ops->linked(l->list, m);
-            next = on ? (full ? m : l->ops->next(l->list, m)) : l->ops->first(l->list);
-            l->ops->unpin(l->list, m);
-        } else {
-            next = l->ops->first(l->list);
-        }
-        m = next;
-    }
-    g->leave(g->arg);
-    taken_free(f, &t);
-    if (t.v != t.local)
-        free(t.v);
+    void *local[DEFAULT_BATCH];
+    struct swfi_unsweep u = {
+        .list = &f->cfg.sweep.list,
+        .guard = &f->cfg.sweep.guard,
+        .section_bound = f->cfg.sweep.section_bound,
+        .batch = local,
+        .batch_cap = DEFAULT_BATCH,
+        .grow = true,
+        .hand_over = taken_free,
+        .arg = f,
+    };
+    swfi_unsweep(&u);
 }
 
 /* Whether member, found in a section still holding an object after take_all, is on the list:
@@ -459,10 +404,10 @@ int swf_feature_deactivate(struct swf_feature *f)
         return swfi_fail(__func__, EALREADY, "f is not active");
     }
     /* D: the flag's clearing and the loads of the counts, sequentially consistent (see C). */
-    __atomic_fetch_and(&f->head.x_gate, ~(uint32_t)GATE_ON, __ATOMIC_SEQ_CST);
+    swfi_fetch_and_seq_cst_32(&f->head.x_gate, ~(uint32_t)GATE_ON);
     f->complete = 0;
     for (int i = 0; i < STRIPES; i++)
-        while (__atomic_load_n(&f->stripes[i].x_adders, __ATOMIC_SEQ_CST) != 0)
+        while (swfi_load_seq_cst_32(&f->stripes[i].x_adders) != 0)
             sched_yield(); /* an adder between its count-in and count-out: a few steps */
     take_all(f);
     if (swfi_checks_all())

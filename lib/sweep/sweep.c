@@ -157,7 +157,7 @@ static void epoch_enter(void *rec)
 static void epoch_leave(void *arg)
 {
     ck_epoch_record_t *rec = arg;
-    if (SWF_UNLIKELY(ck_pr_load_uint(&rec->active) == 0))
+    if (SWF_UNLIKELY(swfi_load_relaxed_uint(&rec->active) == 0))
         swfi_die(swfi_call_name("swf_guard_epoch"),
                  "the epoch guard's leave found record %p outside any section: enter and leave "
                  "pair on the thread that owns the record",
@@ -296,13 +296,13 @@ void swf_synchronize_epoch(void *arg)
     if (rec == NULL)
         swfi_die("swf_synchronize_epoch", "the record is NULL: pass a registered ck_epoch record");
     SWFI_BLOCKING_CALL();
-    if (SWF_UNLIKELY(ck_pr_load_uint(&rec->active) != 0))
+    if (SWF_UNLIKELY(swfi_load_relaxed_uint(&rec->active) != 0))
         swfi_die(swfi_call_name(__func__),
                  "record %p is inside a section: a grace period would wait for it, and so for "
                  "itself (call it outside the record's sections)",
                  arg);
     int w = swfi_watch_begin("swf_synchronize_epoch's grace period", SYNC_CAUSE);
-    struct swf_epoch_waiter waiter;
+    struct swfi_epoch_waiter waiter;
     swfi_epoch_waiter_init(&waiter);
     ck_epoch_synchronize_wait(rec->global, swfi_epoch_wait, &waiter);
     swfi_watch_end(w);

@@ -60,7 +60,7 @@ static uint64_t in_states(void)
     uint64_t n = swfi_pcpu_validate(c, "cache_carve_race");
     uint32_t count = swfi_load_acquire_32(&c->tstates.x_count);
     for (uint32_t i = 0; i < count; i++) {
-        struct swf_tstate *ts = swfi_itable_node(&c->tstates, i);
+        struct swfi_tstate *ts = swfi_itable_node(&c->tstates, i);
         if (ts->pub.loaded != NULL && ts->pub.prev != NULL)
             n += ts->pub.loaded->n + ts->pub.prev->n;
     }
@@ -76,7 +76,7 @@ static int by_address(const void *a, const void *b)
 /* Whether p is the start of an object of one of c's chunks. */
 static bool an_object(const void *p)
 {
-    for (struct swf_chunk *ch = c->chunks; ch != NULL; ch = ch->next)
+    for (struct swfi_chunk *ch = c->chunks; ch != NULL; ch = ch->next)
         if ((const char *)p >= ch->base && (const char *)p < ch->base + ch->nobjs * c->stride)
             return ((uintptr_t)p - (uintptr_t)ch->base) % c->stride == 0;
     return false;

@@ -39,7 +39,7 @@ int main(void)
         tap_require((o[i] = swf_cache_alloc(c, SWF_NOWAIT)) != NULL, "every object allocated");
 
     /* The claimer: pair 0 holds o[0] and is in use by a thread that does not run. */
-    struct swf_tstate *pair = c->shared[0];
+    struct swfi_tstate *pair = c->shared[0];
     swfi_store_relaxed_32(&pair->x_claim, 1);
     swfi_debug_transition(c, "swf_cache_free", o[0], OBJ_ALLOC, OBJ_FREE);
     struct swf_magazine_ *m = pair->pub.loaded;

@@ -39,7 +39,7 @@ static uint64_t in_states(struct swf_cache *c)
     uint64_t n = 0;
     uint32_t count = swfi_load_acquire_32(&c->tstates.x_count);
     for (uint32_t i = 0; i < count; i++) {
-        struct swf_tstate *ts = swfi_itable_node(&c->tstates, i);
+        struct swfi_tstate *ts = swfi_itable_node(&c->tstates, i);
         if (ts->pub.loaded != NULL)
             n += ts->pub.loaded->n + ts->pub.prev->n;
     }
@@ -146,7 +146,7 @@ static void chunk_sizes(void)
     c = make(64, "huge");
     size_t n = (2 << 20) / 64;
     tap_require(swf_cache_grow(c, n) == 0, "grow 2 MiB of objects");
-    struct swf_chunk *ch = c->chunks;
+    struct swfi_chunk *ch = c->chunks;
     ok(ch != NULL && ch->next == NULL && (uintptr_t)ch->base % (2 << 20) == 0 &&
            ch->map_bytes % (2 << 20) == 0 && ch->nobjs >= n,
        "a grow of 2 MiB of 64-byte objects maps one 2 MiB-aligned chunk of %zu MiB",
@@ -173,7 +173,7 @@ static void first_use_small(void)
        "a first WAIT allocation makes %u magazines and %u thread states (blocks of 8)", mags,
        states);
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    struct swf_chunk *ch = c->chunks;
+    struct swfi_chunk *ch = c->chunks;
     ok(ch != NULL && ch->nobjs == page / 64 && swfi_load_relaxed_64(&ch->x_carved) == page / 64 / 8,
        "and carves an eighth of its one page of objects (%llu of %zu)",
        ch ? (unsigned long long)swfi_load_relaxed_64(&ch->x_carved) : 0ull, ch ? ch->nobjs : 0);

@@ -88,8 +88,8 @@ static void corrupt(struct swf_cache *c, enum corruption what)
     static char foreign[64];
     void *one = swf_cache_alloc(c, SWF_NOWAIT);
     swf_cache_free(c, one); /* this thread's loaded magazine holds at least one object */
-    struct swf_tstate *ts = swfi_tls_get(&c->owner);
-    struct swf_mag *m = swfi_ts_loaded(ts);
+    struct swfi_tstate *ts = swfi_tls_get(&c->owner);
+    struct swfi_mag *m = swfi_ts_loaded(ts);
     switch (what) {
     case DEPOT:
         c->x_depot_objs++;

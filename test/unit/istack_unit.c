@@ -19,18 +19,18 @@ struct node {
     uint32_t value;
 };
 
-static uint64_t tag_of(const struct swf_istack *s)
+static uint64_t tag_of(const struct swfi_istack *s)
 {
     return swfi_load_relaxed_64(&s->x_head) >> SWF_ISTACK_INDEX_BITS;
 }
 
 int main(void)
 {
-    struct swf_itable t;
+    struct swfi_itable t;
     tap_require(swfi_itable_init(&t, sizeof(struct node), 4, 8) == 0, "table");
     uint32_t first = swfi_itable_grow(&t, 1);
     tap_require(first == 0 && swfi_itable_grow(&t, 1) == 16, "two blocks of 16");
-    struct swf_istack s = {0};
+    struct swfi_istack s = {0};
     ok(swfi_istack_empty(&s) && swfi_istack_pop(&s, &t) == UINT32_MAX, "empty");
     for (uint32_t i = 0; i < 32; i++)
         swfi_istack_push(&s, &t, i);

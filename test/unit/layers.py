@@ -12,7 +12,15 @@ every lib/**/*.c and *.h and fails (TAP `not ok`, one point per file) on:
   - a use of a function or variable that a file of a higher layer defines (its non-static
     swfi_ and swf_ definitions at file scope), by name, outside comments and strings;
   - a file-scope definition named swf_ that no public header names: swf_ is the public prefix,
-    and a function or variable that lib/ files share among themselves is named swfi_.
+    and a function or variable that lib/ files share among themselves is named swfi_;
+  - a struct, union or enum tag defined in lib/ and named swf_ that no public header names:
+    internal tags are named swfi_ (the public headers' tags, opaque or not, keep swf_);
+  - an atomic operation written directly (__atomic_* builtins, C11 atomic_*_explicit or
+    atomic_thread_fence, Concurrency Kit's ck_pr_*) anywhere but lib/base/atomic.h, whose
+    wrappers carry the memory order in their names. The public headers (include/sweepfill) keep
+    their builtins: their inline paths are the ABI, compiled into the user's code, and cannot
+    include a lib/ header; lib/base/rseq.h reads the kernel's rseq area and the per-CPU slots
+    inline beside include/sweepfill/rseq_abi.h's sequences and is exempt with it (ATOMIC_EXEMPT).
 Each point says what the file includes and which other files' names it uses, by layer.
 --self-test runs the check on a small tree with one of each violation and fails unless each is
 found (and a clean tree passes).
@@ -46,6 +54,12 @@ PUBLIC = {
     "sweepfill.h": "registry",
 }
 
+# The one file that writes atomic operations directly, and the files exempt from the rule (see
+# the docstring).
+ATOMIC_HOME = "lib/base/atomic.h"
+ATOMIC_EXEMPT = {"lib/base/rseq.h"}
+ATOMIC = re.compile(r"\b(__atomic_\w+|ck_pr_\w+|atomic_\w+_explicit|atomic_thread_fence|"
+                    r"atomic_signal_fence)\s*\(")
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 # File-scope definitions in clang-formatted C: they start in column 0. A function: a name, a
 # parameter list, a body; a variable: a name, then an initialiser or the end of the statement.
@@ -55,6 +69,7 @@ VAR_DEF = re.compile(r"^(?!static\b|extern\b|typedef\b|#|struct \w+ \{|union\b|e
                      r"[A-Za-z_][\w \t*]*?\b(swfi?_\w+)[ \t]*(?:\[[^\]]*\][ \t]*)?"
                      r"(?:__attribute__\(\(.*?\)\)[ \t]*)?[=;]", re.M)
 NAME = re.compile(r"\bswfi?_\w+\b")
+TAG_DEF = re.compile(r"\b(?:struct|union|enum)[ \t\n]+(swf_\w+)[ \t\n]*\{")
 
 
 def strip(text):
@@ -125,6 +140,14 @@ def check(root):
         for name, home in sorted(defined.items()):
             if home == f and name.startswith("swf_") and name not in public:
                 bad.append(f"defines {name}, which no public header names (internal: swfi_)")
+        for tag in sorted(set(TAG_DEF.findall(stripped[f]))):
+            if tag not in public:
+                bad.append(f"defines the tag {tag}, which no public header names (internal: swfi_)")
+        if f != ATOMIC_HOME and f not in ATOMIC_EXEMPT:
+            direct = sorted(set(ATOMIC.findall(stripped[f])))
+            if direct:
+                bad.append("uses atomic operations directly (" + " ".join(direct) +
+                           "): go through base/atomic.h's named wrappers")
         uses = {}
         for name in sorted(set(NAME.findall(stripped[f]))):
             home = defined.get(name)
@@ -167,11 +190,23 @@ FIXTURE = {
     "lib/stray.c": "int x;\n",
     "lib/base/public.c": "int swf_api(void)\n{\n    return 0;\n}\n",
     "lib/base/misnamed.c": "int swf_secret(void)\n{\n    return 0;\n}\n",
-    "include/sweepfill/api.h": "int swf_api(void);\n",
+    "include/sweepfill/api.h": "int swf_api(void);\nstruct swf_open;\n",
+    "lib/base/tag_public.h": "struct swf_open {\n    int x;\n};\n",
+    "lib/base/tag_internal.h": "struct swfi_inner {\n    int x;\n};\n",
+    "lib/base/tag_misnamed.h": ("/* struct swf_in_comment { does not count */\n"
+                                "struct swf_inner {\n    int x;\n};\n"),
+    "lib/base/atomic.h": ("static inline int swfi_load(int *p)\n{\n"
+                          "    return __atomic_load_n(p, __ATOMIC_RELAXED);\n}\n"),
+    "lib/base/raw_builtin.c": ("int f(int *p)\n{\n    /* __atomic_load_n() in a comment does not"
+                               " count */\n    return __atomic_load_n(p, __ATOMIC_SEQ_CST);\n}\n"),
+    "lib/base/raw_c11.c": ("#include <stdatomic.h>\nint f(_Atomic int *p)\n{\n"
+                           "    return atomic_load_explicit(p, memory_order_relaxed);\n}\n"),
+    "lib/base/raw_ck.c": "unsigned f(unsigned *p)\n{\n    return ck_pr_load_uint(p);\n}\n",
 }
 FIXTURE_BAD = {"lib/base/up_call.c", "lib/base/up_var.c", "lib/base/up_include.c",
                "lib/base/up_public.c", "lib/base/bare.c", "lib/stray.c",
-               "lib/base/misnamed.c"}
+               "lib/base/misnamed.c", "lib/base/raw_builtin.c", "lib/base/raw_c11.c",
+               "lib/base/raw_ck.c", "lib/base/tag_misnamed.h"}
 
 
 def self_test():
