@@ -1191,6 +1191,19 @@ static void make_row(struct row *w, const struct lresult *runs, int k)
     w->compact = MED(runs, k, r->compact_stall);
 }
 
+/* Requests per second in millions, or in thousands or units where millions would print a
+ * measured rate as 0.00M (a loaded machine, a short activation). */
+static const char *rate_text(double rps, char *buf, size_t len)
+{
+    if (rps >= 5e3)
+        snprintf(buf, len, "%.2fM", rps / 1e6);
+    else if (rps >= 5)
+        snprintf(buf, len, "%.2fk", rps / 1e3);
+    else
+        snprintf(buf, len, "%.2f", rps);
+    return buf;
+}
+
 /* "met", or the goals missed (bench/README.md, Goals). */
 static const char *goals(const struct row *w, char *buf, size_t len)
 {
@@ -1244,14 +1257,15 @@ static void print_tables(struct lresult *all, int nconf, const int *order_v, int
                 snprintf(act, sizeof(act), "%.2f / %.2f / %.2f / %.0f", w.p[1][0], w.p[1][1],
                          w.p[1][2], w.p[1][3]);
             }
-            printf("| %s | %lld | %s | %.2f / %.2f / %.2f / %.0f | %s | %.2fM | ",
+            char idle_rate[32], act_rate[32];
+            printf("| %s | %lld | %s | %.2f / %.2f / %.2f / %.0f | %s | %s | ",
                    size_name(opt.ns[c / opt.nsizes], nb, sizeof(nb)),
                    (long long)opt.sizes[c % opt.nsizes], variant_names[v], w.p[0][0], w.p[0][1],
-                   w.p[0][2], w.p[0][3], act, w.rps[0] / 1e6);
+                   w.p[0][2], w.p[0][3], act, rate_text(w.rps[0], idle_rate, sizeof(idle_rate)));
             if (w.rps[1] == 0)
                 printf("- | ");
             else
-                printf("%.2fM | ", w.rps[1] / 1e6);
+                printf("%s | ", rate_text(w.rps[1], act_rate, sizeof(act_rate)));
             printf("%.2f | %.1f | %.1f | %s |\n", w.wr_max_ms, w.act_ms, w.act_cpu_ms,
                    !bounded(v)     ? "-"
                    : w.rps[1] == 0 ? "not measured"
