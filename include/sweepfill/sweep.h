@@ -156,7 +156,8 @@ struct swf_guard {
  * waiting. One line per call at most (per wait outside a call: a guard entered by hand names
  * its maker, "swf_guard_rwlock"). The first watched wait of a process starts one thread (named
  * swf-watchdog, every signal blocked) that sleeps while nothing is watched; a child of fork has
- * none until its own first watched wait. Guards you write yourself are neither counted nor
+ * none and starts none (after a fork of a threaded process a new thread is not safe): its waits
+ * go unwatched. Guards you write yourself are neither counted nor
  * watched. */
 #define SWF_WATCHDOG_SECONDS 5
 SWF_API void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec);

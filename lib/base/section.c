@@ -19,8 +19,9 @@
  * ends costs the watchdog nothing after its line.
  *
  * fork: the child has no watchdog thread and no wait in progress (only the forking thread runs
- * there, and it is not waiting): the table is emptied and the next watched wait in the child
- * starts a watchdog of its own.
+ * there, and it is not waiting): the table is emptied and the child's waits go unwatched. It
+ * starts no watchdog of its own: after a fork of a threaded process only async-signal-safe calls
+ * are allowed until exec (pthread_create is not one), and ThreadSanitizer ends such a child.
  */
 #include "base/section.h"
 
@@ -113,9 +114,11 @@ struct watch {
 } __attribute__((aligned(64)));
 
 static struct watch table[SLOTS];
-static uint32_t x_wake;    /* bumped by each watch once it is ACTIVE */
-static uint32_t x_idle;    /* the watchdog sleeps with no deadline ahead */
-static uint32_t x_started; /* a watchdog thread exists (or is being made) */
+static uint32_t x_wake; /* bumped by each watch once it is ACTIVE */
+static uint32_t x_idle; /* the watchdog sleeps with no deadline ahead */
+enum { NEVER = 2u };
+static uint32_t x_started; /* 1: a watchdog thread exists (or is being made); NEVER: a child of
+                              fork, which starts none (top) */
 static uint32_t x_delay_ms = SWFI_WATCH_DELAY_MS;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -194,7 +197,7 @@ static void fork_child(void)
         swfi_store_relaxed_32(&table[i].x_state, (s & ~STATUS) | FREE);
     }
     swfi_store_relaxed_32(&x_idle, 0);
-    swfi_store_relaxed_32(&x_started, 0);
+    swfi_store_relaxed_32(&x_started, NEVER);
     watching = false;
 }
 
@@ -207,8 +210,9 @@ static void register_fork_child(void)
  * and a later wait tries again). */
 static bool watchdog_running(void)
 {
-    if (SWF_LIKELY(swfi_load_acquire_32(&x_started) != 0))
-        return true;
+    uint32_t started = swfi_load_acquire_32(&x_started);
+    if (SWF_LIKELY(started != 0))
+        return started == 1;
     uint32_t expected = 0;
     if (!swfi_cas_acq_rel_32(&x_started, &expected, 1))
         return true;

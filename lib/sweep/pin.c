@@ -56,15 +56,18 @@ static void pin_free(struct swf_pin *pin)
  * A word or a reserved field no pin of the library can hold: the pin was never zero-filled nor
  * swf_pin_init'ed (malloc'ed memory, say), or its member was reused after free_fn without
  * swf_pin_init. GRACE_OVER comes only after RETIRED, and reserved_ stays 0. Aborts naming fn.
+ * reserved is read before the caller's read-modify-write of the word: after a put or the
+ * grace_over, another thread may free the member at once.
  */
-static void check_initialised(const char *fn, const struct swf_pin *pin, uint32_t word)
+static void check_initialised(const char *fn, const struct swf_pin *pin, uint32_t word,
+                              uint32_t reserved)
 {
-    if (SWF_LIKELY(pin->reserved_ == 0 && !((word & PIN_GRACE_OVER) && !(word & PIN_RETIRED))))
+    if (SWF_LIKELY(reserved == 0 && !((word & PIN_GRACE_OVER) && !(word & PIN_RETIRED))))
         return;
     swfi_die(fn,
              "pin %p is not initialised (word 0x%x, reserved 0x%x): zero the member's memory or "
              "call swf_pin_init before linking it, and again before reusing it after free_fn",
-             (const void *)pin, word, pin->reserved_);
+             (const void *)pin, word, reserved);
 }
 
 void swf_pin_init(struct swf_pin *pin)
@@ -82,8 +85,9 @@ void swf_pin_get(struct swf_pin *pin)
 {
     if (pin == NULL)
         return;
+    uint32_t reserved = pin->reserved_;
     uint32_t old = swfi_fetch_add_acq_rel_32(&pin->x_word, 1);
-    check_initialised(__func__, pin, old);
+    check_initialised(__func__, pin, old, reserved);
     if (SWF_UNLIKELY(old & PIN_GRACE_OVER))
         swfi_die(__func__,
                  "pin %p taken after its grace period ended: the member was not "
@@ -99,8 +103,9 @@ void swf_pin_put(struct swf_pin *pin)
         return;
     /* Release: everything this sweep did to the member happens-before its free. Acquire: if we
      * free, after grace_over's add. */
+    uint32_t reserved = pin->reserved_; /* before the sub: then grace_over's side may free */
     uint32_t old = swfi_fetch_sub_acq_rel_32(&pin->x_word, 1);
-    check_initialised(__func__, pin, old);
+    check_initialised(__func__, pin, old, reserved);
     if (SWF_UNLIKELY((old & PIN_COUNT) == 0))
         swfi_die(__func__, "pin %p released more often than taken", (void *)pin);
     if ((old & (PIN_COUNT | PIN_GRACE_OVER)) == (PIN_GRACE_OVER | 1))
@@ -120,8 +125,9 @@ void swf_pin_grace_over(struct swf_pin *pin)
         return;
     /* grace_over runs once per retire, so adding the bit sets it: one wait-free step that also
      * reads the count. */
+    uint32_t reserved = pin->reserved_; /* before the add: then a put may free */
     uint32_t old = swfi_fetch_add_acq_rel_32(&pin->x_word, PIN_GRACE_OVER);
-    check_initialised(__func__, pin, old);
+    check_initialised(__func__, pin, old, reserved);
     if (SWF_UNLIKELY(!(old & PIN_RETIRED)))
         swfi_die(__func__, "pin %p: grace period over for a pin never retired (swf_pin_retire)",
                  (void *)pin);
@@ -140,7 +146,7 @@ int swf_pin_retire(struct swf_pin *pin, const struct swf_grace *grace, swf_pin_f
     SWF_CHECK_ARG(grace == NULL, EINVAL, "grace is NULL");
     SWF_CHECK_ARG(free_fn == NULL, EINVAL, "free_fn is NULL");
     uint32_t old = swfi_load_relaxed_32(&pin->x_word);
-    check_initialised(__func__, pin, old);
+    check_initialised(__func__, pin, old, pin->reserved_);
     if ((old & (PIN_RETIRED | PIN_GRACE_OVER)) == (PIN_RETIRED | PIN_GRACE_OVER))
         return swfi_fail(__func__, EALREADY,
                          "the pin was retired and its grace period is over: a member reused "
