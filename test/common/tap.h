@@ -147,6 +147,16 @@ static inline int tap_done(void)
 #define TAP_SANITIZED 0
 #endif
 
+/* Defined when built with ThreadSanitizer: tests whose cases TSan reports first, or that start
+ * threads in a child of a threaded fork, skip those cases then. */
+#if defined(__SANITIZE_THREAD__)
+#define TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TEST_TSAN 1
+#endif
+#endif
+
 /* True when the environment variable `name` is set to something other than "" or "0". */
 static inline bool tap_env_flag(const char *name)
 {

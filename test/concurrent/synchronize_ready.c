@@ -34,13 +34,6 @@
 
 /* Under ThreadSanitizer the test's own epoch sections say what sweepfill's do (lib/base/tsan.h):
  * a section's end releases on the epoch, and swf_synchronize_epoch acquires it. */
-#if defined(__SANITIZE_THREAD__)
-#define TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TEST_TSAN 1
-#endif
-#endif
 #ifdef TEST_TSAN
 void __tsan_release(void *addr);
 #define EPOCH_SECTION_ENDS() __tsan_release(&epoch)

@@ -36,15 +36,8 @@
 
 #include "../common/child.h"
 
-/* ThreadSanitizer reports some of these misuses itself, first (an unlock of a mutex not held),
- * and does not support threads in a child of a multi-threaded fork. */
-#if defined(__SANITIZE_THREAD__)
-#define TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TEST_TSAN 1
-#endif
-#endif
+/* Under ThreadSanitizer (TEST_TSAN, tap.h) some cases skip: TSan reports these misuses itself,
+ * first (an unlock of a mutex not held), and refuses threads in a child of a threaded fork. */
 
 enum { N = 64 };
 

@@ -41,15 +41,8 @@
 
 #include "../common/tap.h"
 
-/* ThreadSanitizer reports some of these misuses itself, first (an unlock of a mutex not held),
- * and does not support threads in a child of a multi-threaded fork. */
-#if defined(__SANITIZE_THREAD__)
-#define TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TEST_TSAN 1
-#endif
-#endif
+/* Under ThreadSanitizer (TEST_TSAN, tap.h) the fork case skips: TSan refuses threads in a child
+ * of a threaded fork. */
 
 #ifndef OLD_LIBRARY
 #include "base/section.h" /* swfi_watch_set_delay_ms */
