@@ -301,50 +301,36 @@ SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cach
 SWF_API int swf_cache_destroy(struct swf_cache *c);
 
 /*
- * Allocate one object. Its first 8 bytes (all of it, for an object_size below 8) are zero: the
- * cache clears there the mark a free wrote (swf_cache_free); the rest is unspecified (whatever
- * its last user left). swf_cache_alloc_fast gives the same; swf_cache_alloc_bulk does not.
- * SWF_NOWAIT: lock-free, no system call, no allocation, no page fault; the common case touches
- * only the calling thread's magazine (per-CPU mode: its CPU's) and the object's first 8 bytes.
- * SWF_WAIT: may block; gives the calling thread magazines of its own (per-thread mode), or moves
- * every CPU's magazine to the depot when it finds nothing and can map no more (per-CPU mode). See
- * enum
- * swf_alloc_mode.
- * Returns the object, or NULL with errno EINVAL (c NULL or mode not one of the two), EAGAIN
- * (NOWAIT found nothing ready, or an injected failure), ENOMEM (WAIT: system or limit).
+ * Allocate one object of c; its first 8 bytes are zero, the rest is unspecified.
+ *
+ * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy().
+ * Progress: with SWF_NOWAIT lock-free (a compare-and-swap retried only because another
+ * thread's succeeded; in the per-CPU mode a restartable sequence retried only because the
+ * kernel preempted, migrated or signalled the thread inside it), with no system call, no
+ * allocation and, while the cache's memory stays resident, no page fault. With SWF_WAIT
+ * blocking: it may take the refill mutex, allocate and map memory.
+ * Ordering: everything a thread wrote to an object before freeing it happens-before the
+ * object's next allocation, by any thread. Nothing else is ordered: publishing the object is
+ * the caller's job (swf_slot_publish(3)).
+ * Returns: the object, or NULL with errno set.
+ * Errors: errno is set to:
+ * EINVAL: c is NULL, or mode is neither SWF_NOWAIT nor SWF_WAIT.
+ * EAGAIN: SWF_NOWAIT: no object is ready for this thread, or a failure was injected.
+ * ENOMEM: SWF_WAIT: the system refused memory, or the cache's limit is reached.
  */
 SWF_API void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
 
 /*
- * Free an object allocated from c. Lock-free, no system call, no allocation, from any thread.
- * Returns 0 (also for obj NULL, which does nothing); EINVAL if c is NULL.
- * Misuse aborts, printing one line to stderr that names the function, the pointer and the cache
- * ("sweepfill: swf_cache_free: 0x... was not allocated from cache 'name' (...)", "sweepfill:
- * swf_cache_free: double free of 0x... (cache 'name')") before the object goes anywhere. Always,
- * in every build, at a cost of a few instructions (bench/RESULTS.md):
- *   - obj not the start of an object of c: from malloc, into an object, or another cache's
- *     object, of any size (found in O(1) from the address: a process-wide map of the chunks);
- *   - a second free of an object that is still in the magazines of the thread state the free
- *     goes to (the calling thread's own, or a shared pair it borrows; in the per-CPU mode, the
- *     magazine of the CPU the free runs on), its first 8 bytes
- *     untouched since the first free - as glibc's tcache: a free writes there a mark (the
- *     cache's random 64-bit key ^ the object's address), and a free that finds the mark looks
- *     for the object in those two magazines (up to 120 entries) before anything else. Found:
- *     the abort; not found (user data that happens to equal the mark, or an object that left
- *     these magazines): the free goes on. So it is not caught once the object has moved on (to
- *     the depot, another thread's magazines, or the loose list, whose link overwrites the mark),
- *     nor after its first 8 bytes were written, nor when either free was a swf_cache_free_bulk
- *     (which writes no mark and reads none) or a free through the depot by a thread without
- *     magazines of its own when every shared pair is taken (it checks the owner only, and marks
- *     the object).
- * The free writes the object's first 8 bytes (the mark) in every build.
- * With the full checks - swf_cache_config.checks = 1 for this cache, or for every cache the
- * environment variable SWF_DEBUG=checks (api.h) or a library built with meson
- * -Ddebug_checks=true (swf_debug_checks()) - also any double free wherever the object is (the
- * depot, another thread's magazines, the loose list), whatever its first bytes hold and through
- * any function, and a free of an object queued for a deferred free: one state byte per object,
- * changed by a compare-and-swap on every allocation and free, which also sends the inline path
- * (swf_cache_alloc_fast) to the library.
+ * Give obj, allocated from c, back to c. Misuse aborts with one line naming the function
+ * (swf_cache_alloc(3), "Misuse", lists what is caught in every build and with full checks).
+ *
+ * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy(); an
+ * object may be freed by a thread other than the one that allocated it.
+ * Progress: lock-free, with no system call and no allocation.
+ * Ordering: the free releases what the thread wrote to obj to obj's next allocation.
+ * Returns: 0, also for a NULL obj (which does nothing), or an error number.
+ * Errors:
+ * EINVAL: c is NULL.
  */
 SWF_API int swf_cache_free(struct swf_cache *c, void *obj);
 
@@ -406,11 +392,15 @@ SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
 SWF_API int swf_cache_grow(struct swf_cache *c, size_t n);
 
 /*
- * Hand the calling thread's cached free objects back to the shared depot, so that other threads'
- * NOWAIT allocations can have them; in the per-CPU mode, where threads hold none, the magazine of
- * the CPU it runs on (with an empty one from the depot in its place; nothing when the depot has
- * no empty magazine at that moment or the thread moved to another CPU meanwhile). Lock-free.
- * Returns 0; EINVAL if c is NULL.
+ * Hand the calling thread's cached free objects (per-CPU mode: its CPU's magazine) back to the
+ * depot, for other threads' SWF_NOWAIT allocations.
+ *
+ * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy().
+ * Progress: lock-free, with no system call and no allocation.
+ * Ordering: none beyond what swf_cache_free() orders.
+ * Returns: 0 or an error number.
+ * Errors:
+ * EINVAL: c is NULL.
  */
 SWF_API int swf_cache_flush(struct swf_cache *c);
 
