@@ -290,42 +290,53 @@ SWF_API int swf_registry_deactivate(struct swf_registry *r);
 SWF_API int swf_registry_synchronize(struct swf_registry *r);
 
 /*
- * Enter a read section of r on the calling thread's reader, its epoch record for r (made on the
- * thread's first read of r), and leave it with the reader returned.
+ * Enter a read section of r on the calling thread's reader, its epoch record for r, made on the
+ * thread's first read of r.
  *
  * Concurrency: any thread, concurrently with every call on r but swf_registry_destroy();
- * sections nest. A reader belongs to the thread that obtained it, and is given back when that
+ * sections nest. The reader returned belongs to the calling thread, and is given back when that
  * thread exits. A thread inside a section must not add, del, activate, deactivate or
  * synchronize, nor call fork().
- * Progress: lock-free and wait-free once the thread's record exists: swf_registry_read_lock()
- * blocks on a thread's first call for r, which allocates, and is allocation-free afterwards,
- * however many registries and caches the thread uses. swf_registry_read_unlock() makes one futex
- * wake system call when a grace-period waiter sleeps, and none otherwise.
+ * Progress: blocking on a thread's first call for r, which allocates; afterwards lock-free,
+ * wait-free and allocation-free, however many registries and caches the thread uses.
  * Ordering: a section is a ck_epoch section with an acquire fence after ck_epoch_begin()
  * (sweepfill(7): weakly ordered machines): memory reached through the list inside it stays
  * valid until it ends.
- * Returns: swf_registry_read_lock() returns the reader, or NULL with errno set (and
- * swf_error_reason(3) saying why);
- * swf_registry_read_unlock() returns nothing, and does nothing with a NULL reader.
- * Errors: swf_registry_read_unlock() cannot fail; swf_registry_read_lock() sets errno to:
+ * Returns: the reader, to pass to swf_registry_read_unlock(), or NULL with errno set (and
+ * swf_error_reason(3) saying why).
+ * Errors: errno is set to:
  * EINVAL: r is NULL.
  * ENOMEM: no epoch record could be made.
  */
 SWF_API struct swf_reader *swf_registry_read_lock(struct swf_registry *r);
+
+/*
+ * Leave the read section that swf_registry_read_lock() entered on rd.
+ *
+ * Concurrency: only the thread that obtained rd, inside a section it entered on rd.
+ * Progress: lock-free; it makes one futex wake system call when a grace-period waiter sleeps,
+ * and none otherwise.
+ * Ordering: what the thread did inside the section happens-before the end of every grace period
+ * that waits for the section.
+ * Returns: nothing.
+ * Errors: none; it cannot fail, and does nothing with a NULL rd.
+ */
 SWF_API void swf_registry_read_unlock(struct swf_reader *rd);
 
 /*
  * Inside a read section of r: the first member of r, and the member after n.
  * SWF_REGISTRY_FOREACH(r, n) walks every member with them.
  *
- * Concurrency: any thread inside a read section of r, concurrently with every call on r but
+ * Concurrency: swf_registry_first(), swf_registry_next() and SWF_REGISTRY_FOREACH() run on any
+ * thread inside a read section of r, concurrently with every call on r but
  * swf_registry_destroy(); a member reached stays valid until the section ends.
- * Progress: wait-free, one load a step; a walk takes as many steps as there are members.
- * Ordering: the list's links are loaded with acquire, so a reader that reaches a member sees
- * everything its adder wrote before the add.
- * Returns: a member, or NULL at the end; swf_registry_first() returns NULL for a NULL r, and
- * swf_registry_next() for a NULL n.
- * Errors: none; they cannot fail.
+ * Progress: all three are wait-free, one load a step; a walk takes as many steps as there are
+ * members.
+ * Ordering: all three load the list's links with acquire, so a reader that reaches a member
+ * sees everything its adder wrote before the add.
+ * Returns: swf_registry_first() and swf_registry_next() return a member, or NULL at the end;
+ * swf_registry_first() returns NULL for a NULL r, and swf_registry_next() for a NULL n.
+ * Errors: none; none of the three can fail.
  */
 SWF_API struct swf_node *swf_registry_first(struct swf_registry *r);
 SWF_API struct swf_node *swf_registry_next(struct swf_registry *r, struct swf_node *n);
