@@ -280,7 +280,7 @@ SWF_API int swf_registry_deactivate(struct swf_registry *r);
  * Progress: blocking. The wait scans the readers a few times, then sleeps on a futex that each
  * section's end wakes, with a timeout of 50 us doubled up to 1 ms: the waiter leaves the CPU to
  * the readers it waits for. A wait still going after SWF_WATCHDOG_SECONDS seconds prints one line
- * on stderr, once per call, and goes on (sweep.h).
+ * on stderr, once per call, and goes on (sweep.h, swf_synchronize_epoch(3)).
  * Ordering: what the readers of r did in sections that ended before the grace period
  * happens-before the release callbacks it calls and its return.
  * Returns: 0, or an error number, for which swf_error_reason(3) says why.
