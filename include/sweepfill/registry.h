@@ -4,10 +4,11 @@
  *
  * Members embed a struct swf_node (a CK_LIST link and the slot). A registry keeps them on a
  * CK_LIST, changed under a writer mutex and read in ck_epoch read-side sections on epoch records
- * it manages for the reading threads. It is active or not: while active, every linked member has
- * an object from the registry's cache in its slot (swf_registry_activate(3)); objects are freed
- * only after a grace period. The protocol and why it is exact: docs/design.md, '3. The registry:
- * activation protocol', and the Promela models in docs/model/.
+ * it manages for the reading threads. It is active or not: from an activation that returns 0
+ * until the next deactivation, every linked member has an object from the registry's cache in
+ * its slot (swf_registry_activate(3)); objects are freed only after a grace period. The protocol
+ * and why it is exact: docs/design.md, '3. The registry: activation protocol', and the Promela
+ * models in docs/model/.
  *
  * Synchronisation table ("-": may run concurrently from any threads; "X": keep them apart):
  *
@@ -115,8 +116,8 @@ struct swf_registry_config {
 };
 
 /*
- * Fill cfg with the defaults (those the fields' comments give), cache and init NULL: fill those
- * in.
+ * Fill cfg with the defaults that the fields' comments give, and cache, init and init_arg with
+ * NULL: set cache and init, which are required.
  *
  * Concurrency: any thread, at any time; it touches only cfg.
  * Progress: wait-free.
