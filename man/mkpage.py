@@ -423,7 +423,7 @@ def check(root):
         try:
             _, used = make(os.path.join(mandir, name), root)
         except PageError as e:
-            print("not ok - %s" % e)
+            print("# %s" % e)
             bad += 1
             continue
         for path in used:
@@ -432,11 +432,12 @@ def check(root):
                 continue
             stem = rel[:-2].split("/")
             if "'%s'" % stem[-1] not in built:
-                print("not ok - %s shows %s, which examples/meson.build does not run" %
+                print("# %s shows %s, which examples/meson.build does not run" %
                       (name, rel))
                 bad += 1
-    print("%s - every template makes its page and shows only examples run as tests" %
+    print("%s 1 - every template makes its page and shows only examples run as tests" %
           ("not ok" if bad else "ok"))
+    print("1..1")
     return 1 if bad else 0
 
 
