@@ -328,16 +328,14 @@ SWF_API void swf_registry_read_unlock(struct swf_reader *rd);
  * Inside a read section of r: the first member of r, and the member after n.
  * SWF_REGISTRY_FOREACH(r, n) walks every member with them.
  *
- * Concurrency: swf_registry_first(), swf_registry_next() and SWF_REGISTRY_FOREACH() run on any
- * thread inside a read section of r, concurrently with every call on r but
+ * Concurrency: any thread inside a read section of r, concurrently with every call on r but
  * swf_registry_destroy(); a member reached stays valid until the section ends.
- * Progress: all three are wait-free, one load a step; a walk takes as many steps as there are
- * members.
- * Ordering: all three load the list's links with acquire, so a reader that reaches a member
+ * Progress: wait-free, one load a step; a walk takes as many steps as there are members.
+ * Ordering: each loads the list's links with acquire, so a reader that reaches a member
  * sees everything its adder wrote before the add.
  * Returns: swf_registry_first() and swf_registry_next() return a member, or NULL at the end;
  * swf_registry_first() returns NULL for a NULL r, and swf_registry_next() for a NULL n.
- * Errors: none; none of the three can fail.
+ * Errors: none; they cannot fail.
  */
 SWF_API struct swf_node *swf_registry_first(struct swf_registry *r);
 SWF_API struct swf_node *swf_registry_next(struct swf_registry *r, struct swf_node *n);
