@@ -156,7 +156,7 @@ struct swf_registry_stats {
  * cfg->cache: swf_cache_destroy() of it returns EBUSY until then.
  * Progress: blocking; it allocates.
  * Ordering: none: the caller hands *out to other threads with its own synchronisation.
- * Returns: 0, or an error number; after EINVAL or EAGAIN, swf_error_reason(3) says why.
+ * Returns: 0, or an error number, for which swf_error_reason(3) says why.
  * Errors:
  * EINVAL: cfg or out is NULL, cfg->cache or cfg->init is NULL, or cfg->reserve is 0 or above
  * SWF_SWEEP_RESERVE_MAX.
