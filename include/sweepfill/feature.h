@@ -38,7 +38,8 @@ struct swf_feature_config {
      * its thread. For the ready-made guards: swf_synchronize_epoch (arg: the guard's record),
      * swf_synchronize_rwlock, swf_synchronize_mutex (arg: the lock), swf_synchronize_urcu(_qsbr)
      * (arg: the flavour), which sleep while they wait (sweep.h). A call of it that has not
-     * returned after SWF_WATCHDOG_SECONDS (5) seconds prints one line on stderr (sweep.h). */
+     * returned after SWF_WATCHDOG_SECONDS (5) seconds prints one line on stderr, once per call,
+     * and the wait goes on (sweep.h). */
     void (*synchronize)(void *arg);
     void *synchronize_arg;
     /* Objects activate makes ready (swf_cache_grow) before it raises the flag: your member count
