@@ -248,8 +248,7 @@ struct swf_failslab {
  */
 #define SWF_FAILSLAB_ENV "SWF_FAILSLAB"
 
-/* A snapshot of a cache's counters. Each field was current at some instant during the call; the
- * fields are exactly consistent with each other when no other thread uses the cache meanwhile. */
+/* A snapshot of a cache's counters (swf_cache_stats). */
 struct swf_cache_stats {
     uint64_t allocs_nowait;    /* successful NOWAIT allocations */
     uint64_t allocs_wait;      /* successful WAIT allocations */
@@ -430,41 +429,48 @@ SWF_API int swf_cache_set_failslab(struct swf_cache *c, const struct swf_failsla
 SWF_API int swf_failslab_parse(const char *spec, struct swf_failslab *out, char *cache_name,
                                size_t name_len, char *err, size_t err_len);
 
-/* Fill *out with a snapshot of c's counters. Lock-free (it reads every thread state's counters:
- * O(threads bound)). Returns 0; EINVAL if c or out is NULL. */
+/*
+ * Fill *out with a snapshot of c's counters.
+ *
+ * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy().
+ * Progress: lock-free; it reads the counters of every thread state bound to c, in O(threads
+ * bound to c).
+ * Ordering: each field was current at some instant during the call; the fields are exactly
+ * consistent with each other when no other thread uses c meanwhile. A deferred free counted as
+ * done has finished its callback. Nothing else is ordered.
+ * Returns: 0 or an error number; after a failure, swf_error_reason() says why.
+ * Errors:
+ * EINVAL: c or out is NULL.
+ */
 SWF_CXX_SHADOW_OFF_
 SWF_API int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
 SWF_CXX_SHADOW_ON_
 
 /*
- * The mode every cache of this process uses, decided at the first call of this function or of
- * swf_cache_create and the same for the life of the process: 0, per-thread magazines (cache.h's
- * structure above); 1, per-CPU magazines indexed by the CPU's number; 2, per-CPU magazines indexed
- * by the kernel's concurrent thread id (mm_cid, Linux 6.3). The per-CPU mode needs the rseq area
- * that glibc 2.35 and later registers for every thread (not under valgrind, qemu-user or
- * GLIBC_TUNABLES=glibc.pthread.rseq=0), membarrier's rseq fence (Linux 5.10), x86_64 or aarch64,
- * and a build without ThreadSanitizer; where it has them, it is the default (SWF_PERCPU unset or
- * empty, or 1, on, yes or true), the environment variable SWF_PERCPU=cpu_id asks for the CPU's
- * number, and SWF_PERCPU=0, off, no or false for per-thread magazines (in any case; sweepfill(7),
- * ENVIRONMENT); any other value prints one line on stderr and gets the default, and a per-CPU
- * mode asked for where the system lacks it prints one line and gets per-thread magazines
- * (bench/RESULTS.md measures what each mode costs). swf_cache_percpu_reason says why.
- * Concurrency: any thread, any time; concurrent first calls agree (the decision is taken once,
- * under pthread_once, which also orders it before every later call's read). Progress: blocking
- * at the first call (it may register the process for membarrier's rseq fence), then wait-free
- * (one load). Returns 0, 1 or 2; it cannot fail.
+ * The magazines every cache of this process uses, the same for the life of the process.
+ *
+ * Concurrency: any thread, any time; concurrent first calls agree.
+ * Progress: blocking until the mode is decided (the decision may register the process for
+ * membarrier's rseq fence), then wait-free: one load.
+ * Ordering: the decision is taken under pthread_once, which orders it before what every call
+ * reads of it.
+ * Returns: 0, per-thread magazines; 1, per-CPU magazines indexed by the CPU's number; 2, per-CPU
+ * magazines indexed by the kernel's concurrent thread id (mm_cid).
+ * Errors: none; it cannot fail.
  */
 SWF_API int swf_cache_percpu(void);
 
 /*
- * Why the process has the mode swf_cache_percpu returns: one sentence naming what chose it (the
- * default, or SWF_PERCPU and its value, or a value not understood) and, for the per-thread mode
- * where per-CPU magazines were the default or were asked for, what the system lacks (for instance
- * "default, but glibc registered no rseq area (...): per-thread magazines", "SWF_PERCPU=0:
- * per-thread magazines, as asked", "default: per-CPU magazines indexed by the kernel's mm_cid
- * (Linux 6.3)"). The text is for people, not for parsing. Decides the mode as swf_cache_percpu
- * does if it is not decided yet; the string lives as long as the process. Concurrency and
- * progress as swf_cache_percpu's. Never NULL.
+ * Why the process has the mode swf_cache_percpu() returns: one sentence, for people and not for
+ * parsing. Decides the mode as swf_cache_percpu() does if it is not decided yet.
+ *
+ * Concurrency: any thread, any time; concurrent first calls agree.
+ * Progress: blocking until the mode is decided (the decision may register the process for
+ * membarrier's rseq fence), then wait-free: one load.
+ * Ordering: the decision is taken under pthread_once, which orders it before what every call
+ * reads of it.
+ * Returns: the sentence, never NULL, in a string that lives as long as the process.
+ * Errors: none; it cannot fail.
  */
 SWF_API const char *swf_cache_percpu_reason(void);
 
