@@ -215,20 +215,8 @@ enum swf_huge_pages {
 #define SWF_CACHE_GROW_THREADS_MAX 64
 
 /*
- * Failure injection, modelled on the kernel's failslab. It applies to SWF_NOWAIT allocations
- * only. Each NOWAIT call is numbered k = 0, 1, 2, ... per thread and cache from the moment the
- * settings were set (a thread that has made no swf_cache_grow or WAIT allocation, on any cache,
- * since the cache was created may share one numbering per cache with other such threads); call k
- * fails when all hold:
- *   - times is not 0 (times < 0: no limit; each injected failure decrements a positive times),
- *   - interval <= 1, or k % interval == interval - 1 (every interval-th call is a candidate),
- *   - a pseudo-random draw from (seed, k) is below probability (0 .. 100 percent).
- * For a given seed the sequence of decisions is fixed: a thread making the same calls sees the
- * same failures, whatever other threads do (only the `times` budget is shared). A NOWAIT call
- * racing with swf_cache_set_failslab uses the old or the new settings, each whole. While
- * injection is on, every NOWAIT call takes the library's slow path (a prepared thread numbers
- * its calls with plain stores; the others share an atomic counter): a cost paid only under
- * injection (bench/RESULTS.md, nowait_failures).
+ * Failure injection for a cache's SWF_NOWAIT allocations, modelled on the kernel's failslab:
+ * which calls fail, swf_cache_set_failslab(3) says.
  */
 struct swf_failslab {
     unsigned int probability; /* percent, 0 .. 100 */
@@ -238,13 +226,8 @@ struct swf_failslab {
 };
 
 /*
- * The environment variable read by swf_cache_create (and by the benchmarks and examples):
- *   SWF_FAILSLAB="probability=P[,interval=I][,times=T][,seed=S][,cache=NAME]"
- * P in 0..100; I >= 0; T >= -1; S any unsigned 64-bit number; numbers are decimal or 0x hex,
- * with no sign (but times' -1), space or octal. NAME (1 to 127 bytes, everything up to the next
- * comma) limits the injection to caches whose config name equals it exactly. Each key at most
- * once; probability is required. Defaults: interval=1, times=-1, seed=0. A malformed value makes
- * swf_cache_create fail with EINVAL after printing what is wrong; it is never ignored.
+ * The environment variable that swf_cache_create() reads for failure injection, in the syntax of
+ * swf_failslab_parse() (swf_cache_set_failslab(3)).
  */
 #define SWF_FAILSLAB_ENV "SWF_FAILSLAB"
 
@@ -412,19 +395,35 @@ SWF_API int swf_cache_flush(struct swf_cache *c);
 SWF_API int swf_cache_set_limit(struct swf_cache *c, size_t limit);
 
 /*
- * Set (fs non-NULL) or clear (fs NULL) failure injection for NOWAIT allocations; the call
- * numbering restarts at 0. The settings are published whole (one pointer to an immutable copy):
- * a concurrent NOWAIT call uses either the old or the new ones. Blocking (refill mutex; allocates
- * the copy, about 48 bytes that live until destroy). Returns 0; EINVAL if c is NULL or
- * fs->probability > 100 or fs->times < -1; ENOMEM.
+ * Set failure injection for c's SWF_NOWAIT allocations from fs, or clear it (fs NULL); the
+ * numbering of calls starts again at 0.
+ *
+ * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy().
+ * Progress: blocking: it takes c's refill mutex, and allocates when it switches injection on.
+ * Ordering: the settings are published with one release store of a pointer to their immutable
+ * copy, which a SWF_NOWAIT call loads with acquire: a call racing with this one uses the old or
+ * the new settings, each whole, never a mix, and a call ordered after this one returned uses the
+ * new ones.
+ * Returns: 0 or an error number; after a failure, swf_error_reason() says why.
+ * Errors:
+ * EINVAL: c is NULL, fs->probability is above 100, or fs->times is below -1.
+ * ENOMEM: no memory for the copy of the settings; nothing changed.
  */
 SWF_API int swf_cache_set_failslab(struct swf_cache *c, const struct swf_failslab *fs);
 
 /*
- * Parse a SWF_FAILSLAB specification (see SWF_FAILSLAB_ENV). On success fills *out and, if
- * cache_name is not NULL, copies the cache= value (or "") into cache_name[0 .. name_len - 1].
- * Returns 0; EINVAL if spec or out is NULL or spec is malformed (the reason is written to err,
- * if err is not NULL, as a NUL-terminated message of at most err_len bytes).
+ * Parse spec, in the syntax of SWF_FAILSLAB_ENV, into *out, and copy its cache= value (or "")
+ * into cache_name[0 .. name_len - 1] unless cache_name is NULL.
+ *
+ * Concurrency: any thread, any time: it touches only its arguments.
+ * Progress: wait-free, in time linear in the length of spec; it allocates nothing.
+ * Ordering: none.
+ * Returns: 0 or an error number; after a failure, swf_error_reason() says why, and *out is
+ * unchanged.
+ * Errors:
+ * EINVAL: spec or out is NULL, spec is malformed, or cache_name is not NULL and the cache= value
+ * does not fit in name_len bytes with its terminating NUL. The reason is written to err, unless
+ * err is NULL or err_len is 0, as a NUL-terminated message of at most err_len bytes.
  */
 SWF_API int swf_failslab_parse(const char *spec, struct swf_failslab *out, char *cache_name,
                                size_t name_len, char *err, size_t err_len);
@@ -435,8 +434,8 @@ SWF_API int swf_failslab_parse(const char *spec, struct swf_failslab *out, char 
  * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy().
  * Progress: lock-free; it reads the counters of every thread state bound to c, in O(threads
  * bound to c).
- * Ordering: each field was current at some instant during the call; the fields are exactly
- * consistent with each other when no other thread uses c meanwhile. A deferred free counted as
+ * Ordering: every field holds a value it had at some instant during the call, and the fields
+ * agree exactly with each other when no other thread uses c meanwhile. A deferred free counted as
  * done has finished its callback. Nothing else is ordered.
  * Returns: 0 or an error number; after a failure, swf_error_reason() says why.
  * Errors:
