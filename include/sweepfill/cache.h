@@ -474,39 +474,39 @@ SWF_API int swf_cache_percpu(void);
 SWF_API const char *swf_cache_percpu_reason(void);
 
 /*
- * Allocate in bulk: give an object to every NULL entry of objs[0 .. n-1] (entries already set
- * are left alone, so a caller can retry with the same array), and return how many entries of
- * objs are set afterwards. When that is less than n, errno is EAGAIN (NOWAIT: no object ready
- * for this thread, or injected failures) or ENOMEM (WAIT). Returns 0 with errno EINVAL when c is
- * NULL, mode is not one of the two, or objs is NULL with n > 0.
- * Same contracts as n single calls: SWF_NOWAIT is lock-free, makes no system call and no
- * allocation, and causes no page fault; with failure injection on, each NULL entry is one NOWAIT
- * call (numbered in order). SWF_NOWAIT bulk moves whole magazines where it can: from this
- * thread's magazines, then a depot magazine at a time (two compare-and-swaps for up to 60). In
- * the per-CPU mode it takes up to SWF_CACHE_MAGAZINE objects per restartable sequence from the
- * magazine of the CPU it runs on until that magazine is empty (it does not refill it), then up
- * to SWF_CACHE_MAGAZINE at a time from a depot magazine (else carved from uncarved memory, else
- * one from the loose list), and gives back to the depot what it took beyond the entries to fill;
- * swf_cache_free_bulk puts up to SWF_CACHE_MAGAZINE objects per sequence on top of the CPU's
- * magazine, as many as it has room for, and the rest in depot magazines (a partial one, else an
- * empty one, else the loose list).
- * It does not touch the objects: their contents are unspecified, first 8 bytes included (a free
- * mark may be left there; a later swf_cache_free of such an object, if its user never wrote
- * them, costs a look through the thread's magazines, never an abort).
+ * Give an object of c to every NULL entry of objs[0 .. n-1], leaving the other entries alone,
+ * and count the entries set. It does not touch the objects: their first 8 bytes are unspecified.
+ *
+ * Concurrency: Any thread, concurrently with every call on c but swf_cache_destroy(); no other
+ * thread may change objs during the call.
+ * Progress: with SWF_NOWAIT lock-free, with no system call, no allocation and, while the
+ * cache's memory stays resident, no page fault; with SWF_WAIT blocking: it may take the refill
+ * mutex, allocate and map memory.
+ * Ordering: as for single allocations, everything a thread wrote to an object before freeing it
+ * happens-before the object's next allocation, by any thread. Nothing else is ordered.
+ * Returns: the number of entries of objs that are set when it returns, those set before the call
+ * included. When it is less than n, errno is set, and swf_error_reason() says why.
+ * Errors: errno is set to:
+ * EINVAL: c is NULL, mode is neither SWF_NOWAIT nor SWF_WAIT, or objs is NULL with n above 0;
+ * it returns 0.
+ * EAGAIN: SWF_NOWAIT: fewer objects than entries to fill were ready for this thread, or
+ * failures were injected.
+ * ENOMEM: SWF_WAIT: the system, the limit or the magazine table stopped it short.
  */
 SWF_API size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void **objs,
                                     size_t n);
 
 /*
- * Free the non-NULL entries of objs[0 .. n-1] (allocated from c). Lock-free, no system call, no
- * allocation, from any thread. Per-thread mode: into this thread's magazines, a full one going to
- * the depot whole (a thread without magazines fills depot magazines); per-CPU mode: onto the CPU's
- * magazine first, a magazine's worth per sequence, the rest to the depot (as swf_cache_alloc_bulk
- * says). Returns 0; EINVAL if c is NULL or objs is NULL with n > 0. Each entry's owner is checked
- * as swf_cache_free checks obj's (an entry that is not the start of an object of c aborts naming
- * swf_cache_free_bulk, in every build); the objects are not touched, so no mark is written or read
- * and a double free (an entry given twice in objs, or one already free) is caught by the full
- * checks only.
+ * Give the non-NULL entries of objs[0 .. n-1], allocated from c, back to c, without touching the
+ * objects. An entry that is not the start of an object of c aborts, naming the function.
+ *
+ * Concurrency: Any thread, concurrently with every call on c but swf_cache_destroy(); no other
+ * thread may change objs during the call.
+ * Progress: lock-free, with no system call and no allocation.
+ * Ordering: the free releases what the thread wrote to each object to its next allocation.
+ * Returns: 0 or an error number; after a failure, swf_error_reason() says why.
+ * Errors:
+ * EINVAL: c is NULL, or objs is NULL with n above 0.
  */
 SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n);
 
