@@ -510,25 +510,39 @@ SWF_API size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mod
  */
 SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n);
 
-/* ---- the inline NOWAIT path ------------------------------------------------------------------
- *
- * swf_cache_alloc_fast(c) and swf_cache_free_fast(c, obj) do, inline in the caller, what
- * swf_cache_alloc(c, SWF_NOWAIT) and swf_cache_free(c, obj) do in the common case - the calling
- * thread's loaded magazine (in the per-CPU mode, its CPU's) has an object, or has room - and call
- * them otherwise. Same contracts
- * (lock-free, no system call, no allocation, no page fault, errors), with no call and no PLT
- * indirection on the common path, and the same always-on checks of the freed pointer (the test
- * against the chunk the thread last freed into, and the free mark in the object's first 8
- * bytes; anything else calls the library, which checks it in full), and the same writes there
- * (free: the mark; alloc: zero). In the per-CPU mode they pop and push the magazine of the CPU
- * they run on, in the same restartable sequences as the library (sweepfill/rseq_abi.h: each
- * clears the thread's rseq_cs when it ends, so an object that calls them may be dlclosed). With
- * the full checks on for c or while failure injection is on for c, they always call the library.
- *
- * They read the library's structures as sweepfill/cache_abi.h lays them out.
- */
+/* ---- the inline NOWAIT path ----------------------------------------------------------------- */
 
-/* swf_cache_alloc(c, SWF_NOWAIT), inline in the common case. */
+/*
+ * What swf_cache_alloc() does with SWF_NOWAIT, done inline in the caller while the calling
+ * thread's loaded magazine (per-CPU mode: its CPU's) has an object, and by a call to it otherwise.
+ *
+ * Concurrency: Any thread, concurrently with every call on c but swf_cache_destroy(). The inline
+ * path touches only the calling thread's own binding table and state, the object's first 8
+ * bytes, and one magazine: the thread's own in the per-thread mode; in the per-CPU mode, the
+ * magazine of the CPU it runs on, inside a restartable sequence that the kernel aborts if the
+ * thread is preempted, migrated or signalled, so that its commit never races another thread's
+ * change to that magazine, and the rseq_cs field of the thread's own rseq area.
+ * Progress: Lock-free, with no system call, no allocation and, while the cache's memory stays
+ * resident, no page fault. The inline common case has no atomic read-modify-write instruction:
+ * in the per-thread mode it is a fixed number of loads and stores; in the per-CPU mode, a
+ * restartable sequence of a fixed number of instructions, run again only when the kernel
+ * aborted it because the thread was preempted, migrated or signalled inside it (an attempt that
+ * is not interrupted commits or fails).
+ * Ordering: Everything a thread wrote to an object before freeing it happens-before the object's
+ * next allocation, by any thread. In the per-thread mode, an object freed into this thread's
+ * magazine and allocated again by the same thread is ordered by program order; objects move
+ * between threads only through the library's paths, which order them. In the per-CPU mode, the
+ * load of x_slots is an acquire load that pairs with the library's release store, so a thread
+ * that sees the slots sees them and their magazines initialised; an object freed onto a CPU's
+ * magazine and allocated from it by another thread on the same CPU is ordered by the context
+ * switch between the two threads (the kernel's scheduler runs full barriers), and magazines
+ * move between CPUs only through the depot, whose compare-and-swaps release and acquire them.
+ * The counters are relaxed stores; the check of x_slow is a relaxed load.
+ * Returns: the object, or NULL with errno set.
+ * Errors: errno is set as swf_cache_alloc() with SWF_NOWAIT sets it:
+ * EINVAL: c is NULL.
+ * EAGAIN: no object is ready for this thread, or a failure was injected.
+ */
 static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 {
     struct swf_thread_cache_ *ts;
@@ -547,7 +561,37 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
     return swf_cache_alloc(c, SWF_NOWAIT);
 }
 
-/* swf_cache_free(c, obj), inline in the common case. */
+/*
+ * What swf_cache_free() does, done inline in the caller while the calling thread's loaded
+ * magazine (per-CPU mode: its CPU's) has room, and by a call to it otherwise.
+ *
+ * Concurrency: Any thread, concurrently with every call on c but swf_cache_destroy(). The inline
+ * path touches only the calling thread's own binding table and state, the object's first 8
+ * bytes, and one magazine: the thread's own in the per-thread mode; in the per-CPU mode, the
+ * magazine of the CPU it runs on, inside a restartable sequence that the kernel aborts if the
+ * thread is preempted, migrated or signalled, so that its commit never races another thread's
+ * change to that magazine, and the rseq_cs field of the thread's own rseq area.
+ * Progress: Lock-free, with no system call, no allocation and, while the cache's memory stays
+ * resident, no page fault. The inline common case has no atomic read-modify-write instruction:
+ * in the per-thread mode it is a fixed number of loads and stores; in the per-CPU mode, a
+ * restartable sequence of a fixed number of instructions, run again only when the kernel
+ * aborted it because the thread was preempted, migrated or signalled inside it (an attempt that
+ * is not interrupted commits or fails).
+ * Ordering: Everything a thread wrote to an object before freeing it happens-before the object's
+ * next allocation, by any thread. In the per-thread mode, an object freed into this thread's
+ * magazine and allocated again by the same thread is ordered by program order; objects move
+ * between threads only through the library's paths, which order them. In the per-CPU mode, the
+ * load of x_slots is an acquire load that pairs with the library's release store, so a thread
+ * that sees the slots sees them and their magazines initialised; an object freed onto a CPU's
+ * magazine and allocated from it by another thread on the same CPU is ordered by the context
+ * switch between the two threads (the kernel's scheduler runs full barriers), and magazines
+ * move between CPUs only through the depot, whose compare-and-swaps release and acquire them.
+ * The counters are relaxed stores; the check of x_slow is a relaxed load.
+ * Returns: 0, also for a NULL obj (which does nothing), or an error number; after a failure,
+ * swf_error_reason() says why.
+ * Errors:
+ * EINVAL: c is NULL.
+ */
 static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
 {
     struct swf_thread_cache_ *ts;
