@@ -1,4 +1,5 @@
 /* examples/man/cache_stats.c - swf_cache_stats(3)'s example: the counters, and the mode. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>

@@ -538,7 +538,7 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  * switch between the two threads (the kernel's scheduler runs full barriers), and magazines
  * move between CPUs only through the depot, whose compare-and-swaps release and acquire them.
  * The counters are relaxed stores; the check of x_slow is a relaxed load.
- * Returns: the object, or NULL with errno set.
+ * Returns: the object, or NULL with errno set; after a failure, swf_error_reason() says why.
  * Errors: errno is set as swf_cache_alloc() with SWF_NOWAIT sets it:
  * EINVAL: c is NULL.
  * EAGAIN: no object is ready for this thread, or a failure was injected.
