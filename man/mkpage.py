@@ -87,7 +87,7 @@ def declares(line, name):
     """Whether a line of code at file level declares or defines name."""
     if re.match(r"^\s*#\s*define\s+%s\b" % re.escape(name), line):
         return True
-    if line.lstrip().startswith("#") or line.startswith((" ", "\t")):
+    if line.lstrip().startswith(("#", "/*", "*", "//")) or line.startswith((" ", "\t")):
         return False
     return re.search(r"\b%s\s*\(" % re.escape(name), line) is not None
 
