@@ -7,10 +7,9 @@
  * Free objects wait in magazines, arrays of up to SWF_CACHE_MAGAZINE of them, in one of two
  * modes that every cache of the process shares (swf_cache_percpu()): per-CPU, one magazine per
  * CPU (or per concurrent thread id) that restartable sequences pop and push (the default where
- * the system has them), or
- * per-thread, a pair of magazines per thread bound to the cache. In both, a shared depot trades
- * whole magazines on lock-free stacks. How, and at what cost: swf_cache_alloc(3),
- * swf_cache_create(3); why: docs/design.md.
+ * the system has them), or per-thread, a pair of magazines per thread bound to the cache. In
+ * both, a shared depot trades whole magazines on lock-free stacks. How, and at what cost:
+ * swf_cache_alloc(3), swf_cache_create(3); why: docs/design.md.
  *
  * Concurrency: every function here may run concurrently with every other on the same cache,
  * from any threads (those that take an epoch record, with the caller's own), except
@@ -21,8 +20,8 @@
  * compare-and-swap only because another thread's succeeded and, in the per-CPU mode, a
  * restartable sequence only because the kernel preempted, migrated or signalled it inside one),
  * and make no system call and no allocation. SWF_WAIT allocations, swf_cache_grow(),
- * swf_cache_set_limit(), swf_cache_set_failslab() and swf_cache_create() may take the cache's
- * refill mutex, allocate and map memory.
+ * swf_cache_set_failslab() and swf_cache_create() may take the cache's refill mutex, allocate
+ * and map memory; swf_cache_set_limit() takes that mutex.
  *
  * Ordering: everything a thread wrote to an object before freeing it (or before the grace period
  * of a deferred free began) happens-before the object's next allocation, by any thread. Nothing
