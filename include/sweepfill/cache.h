@@ -178,7 +178,7 @@ struct swf_cache_stats {
  * Progress: blocking: it may take the new cache's refill mutex, allocate and map memory (for the
  * prefill objects).
  * Ordering: it publishes nothing: the caller hands *out to other threads with its own
- * synchronisation.
+ * synchronisation. The objects follow the cache's rule (swf_cache_alloc(3)).
  * Returns: 0, or an error number; after a failure swf_error_reason() says which check failed or
  * what ran out.
  * Errors:
@@ -287,7 +287,7 @@ SWF_API int swf_cache_free_deferred(struct swf_cache *c, struct ck_epoch_record 
  * prints one line on standard error and goes on waiting.
  * Ordering: every epoch section that had begun when it was called has ended when it returns,
  * and the objects it frees keep the rule of swf_cache_free_deferred().
- * Returns: 0, or an error number.
+ * Returns: 0, or an error number; after a failure swf_error_reason() says why.
  * Errors:
  * EINVAL: c or rec is NULL.
  */
@@ -335,10 +335,11 @@ SWF_API int swf_cache_flush(struct swf_cache *c);
  * the capacity maps nothing more but unmaps nothing either.
  *
  * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy().
- * Progress: blocking: it takes c's refill mutex.
- * Ordering: the new limit applies to the calls that take the refill mutex after this one
- * released it.
- * Returns: 0, or an error number.
+ * Progress: blocking: it takes c's refill mutex, so it must not be called where blocking is not
+ * allowed either.
+ * Ordering: it publishes nothing; the new limit applies to the calls that take the refill mutex
+ * after this one released it.
+ * Returns: 0, or an error number; after a failure swf_error_reason() says why.
  * Errors:
  * EINVAL: c is NULL.
  */
