@@ -78,9 +78,9 @@ struct swf_cache_config {
     size_t limit;       /* most objects the cache ever holds (alive + ready); 0 = no limit */
     const char *name;   /* optional, copied (first 63 bytes); used in messages, and matched in
                            full against SWF_FAILSLAB's cache= key */
-    unsigned int lock_memory;  /* 1: mlock every chunk of objects as it is mapped (a prefill, a
-                                  grow or a WAIT allocation then fails with EPERM or ENOMEM when
-                                  RLIMIT_MEMLOCK forbids); 0: no */
+    unsigned int lock_memory;  /* 1: mlock every chunk of objects as it is mapped (when
+                                  RLIMIT_MEMLOCK forbids, a prefill or a grow then fails with
+                                  EPERM or ENOMEM, a WAIT allocation with ENOMEM); 0: no */
     unsigned int huge_pages;   /* enum swf_huge_pages: transparent huge pages for the objects */
     unsigned int grow_threads; /* threads that prepare a large mapping in parallel (0 or 1: the
                                   calling thread alone; at most SWF_CACHE_GROW_THREADS_MAX) */
