@@ -1,135 +1,32 @@
 /*
  * sweepfill/cache.h - a lock-free cache of fixed-size objects: the sweep's nonblocking allocator.
  *
- * A cache hands out objects of one size and alignment. Its memory comes from the system in chunks
- * mapped and prepared (every page written, optionally locked) by the blocking paths (create,
- * grow, WAIT allocations); the nonblocking path (SWF_NOWAIT) only ever hands out objects from
- * memory prepared that way, so it takes no lock, makes no system call and, while that memory
- * stays resident, causes no page fault. This is what makes an allocation legal inside a
- * read-side section in which nothing may block.
- *
- * Structure (docs/design.md has the whole argument). Two modes, one for every cache of the
- * process (swf_cache_percpu):
- *   - per-CPU magazines, the default where the system supports them (Linux rseq as glibc 2.35 and
- *     later registers it, x86_64 and aarch64): one magazine per CPU (per concurrent thread id,
- *     mm_cid, where the kernel has it), which a NOWAIT allocation or a free pops or pushes in a
- *     restartable sequence, committed by one store or aborted and retried by the kernel when the
- *     thread is preempted, migrated or signalled. Threads' states hold their counters only, and
- *     there are no shared pairs;
- *   - per-thread magazines, elsewhere and where SWF_PERCPU=0 asks for them: a thread bound to a
- *     cache holds a pair of magazines (arrays of up to SWF_CACHE_MAGAZINE free objects) that the
- *     common alloc and free touch with no atomic read-modify-write. A thread is bound at its first
- *     blocking call on the cache (swf_cache_grow - swf_cache_grow(c, 0) does only that - or a WAIT
- *     allocation), or, once it has made such a call on any cache after this one was created, at
- *     its first NOWAIT allocation or free when spare magazines are at hand; a thread without
- *     magazines borrows one of a few shared pairs for a call, or takes and puts single objects
- *     through the depot.
- * In both, a shared depot keeps full, partial and empty magazines on lock-free stacks, exchanged
- * whole; the objects of memory a grow maps stay uncarved until an allocation that finds no
- * magazine of objects on the depot carves up to a magazine's worth with one compare-and-swap; a
- * free that finds no room pushes the object on a lock-free loose list.
- *
- * What another thread holds. Per-CPU: a preempted thread holds nothing, except a thread
- * preempted between taking a magazine from the depot and swapping it into its CPU's slot, which
- * holds that one magazine; NOWAIT calls reach the magazine of the CPU they run on, not the others
- * (at most one magazine per CPU out of reach); a WAIT allocation that finds nothing and can map no
- * more, and a grow that needs more than the depot has, move every CPU's magazine to the depot
- * (they lock each CPU's slot, and membarrier(2)'s rseq fence aborts the sequences in flight).
- * Where the kernel refuses that fence after the mode was chosen (a seccomp filter that denies
- * membarrier, installed after start-up), nothing else can stand in for it: those moves move
- * nothing, and the objects in other CPUs' magazines stay there for the threads that run on those
- * CPUs. The stats still count them as ready and destroy still recounts and unmaps them, but such
- * a WAIT allocation or grow maps new memory instead, and fails with ENOMEM where the limit or
- * the system allows none (its swf_error_reason() names the refused fence).
- * Per-thread: objects cached in another thread's magazines, or being moved by another thread at
- * that moment, are not available to this thread until that thread frees enough to fill a
- * magazine, calls swf_cache_flush(), or exits. Objects left in the shared pairs are: a NOWAIT
- * allocation looks there before it fails; a WAIT allocation looks in the pairs not in use at that
- * moment before it maps memory, and, when no memory is to be had, waits for those in use
- * (sleeping, with no lock held, so a claimer of lower priority can finish) before it fails. A move
- * holds up to a magazine's worth for a few instructions; a thread preempted in the middle of one
- * keeps them out of reach until it runs again. So with many more runnable threads than cores,
- * NOWAIT can fail with EAGAIN while the stats count objects ready: grow the cache by a magazine's
- * worth per thread that may be preempted, or use the per-CPU mode.
+ * A cache hands out objects of one size and alignment. Its blocking calls (swf_cache_create(),
+ * swf_cache_grow(), SWF_WAIT allocations) map memory and prepare it; an SWF_NOWAIT allocation
+ * takes only objects of memory so prepared, which is why it may run where nothing may block.
+ * Free objects wait in magazines, arrays of up to SWF_CACHE_MAGAZINE of them, in one of two
+ * modes that every cache of the process shares (swf_cache_percpu()): per-CPU, one magazine per
+ * CPU (or per concurrent thread id) that restartable sequences pop and push (the default where
+ * the system has them), or per-thread, a pair of magazines per thread bound to the cache. In
+ * both, a shared depot trades whole magazines on lock-free stacks. How, and at what cost:
+ * swf_cache_alloc(3), swf_cache_create(3); why: docs/design.md.
  *
  * Concurrency: every function here may run concurrently with every other on the same cache,
  * from any threads (those that take an epoch record, with the caller's own), except
- * swf_cache_destroy, which the caller keeps apart from every other call on the cache (a lock, or
- * a happens-before edge such as joining the threads). The epoch callbacks of
- * swf_cache_free_deferred may run (in ck_epoch_poll, ck_epoch_barrier or swf_cache_quiesce on the
- * record) concurrently with swf_cache_destroy: destroy sees a callback either finished or not
- * begun, and returns EBUSY for the latter.
+ * swf_cache_destroy(), which the caller keeps apart from every other call on the cache (a lock,
+ * or a happens-before edge such as joining the threads).
  *
- * Progress: alloc(SWF_NOWAIT), free and flush are lock-free (a thread may retry a compare-and-swap
- * only because another thread's succeeded, and, in the per-CPU mode, a restartable sequence only
- * because the kernel preempted, migrated or signalled it inside one), make no system call and no
- * allocation.
- * alloc(SWF_WAIT), grow, set_limit, set_failslab and create may take the cache's refill mutex,
- * allocate and map memory. destroy blocks until no exiting thread is handing back a magazine.
+ * Progress: SWF_NOWAIT allocations, frees and flushes are lock-free (a thread retries a
+ * compare-and-swap only because another thread's succeeded and, in the per-CPU mode, a
+ * restartable sequence only because the kernel preempted, migrated or signalled it inside one),
+ * and make no system call and no allocation. SWF_WAIT allocations, swf_cache_grow(),
+ * swf_cache_set_failslab() and swf_cache_create() may take the cache's refill mutex, allocate
+ * and map memory; swf_cache_set_limit() takes that mutex.
  *
- * Memory ordering: everything a thread wrote to an object before freeing it (or before the grace
- * period of a deferred free began) happens-before the object's next allocation, by any thread.
- * Nothing else is ordered by the cache: publishing an object to other threads is the caller's job
- * (the sweep publishes with a release store, see sweep.h).
- *
- * Residency: "no page fault" holds while the cache's memory stays resident. Memory can be swapped
- * out, and after fork() every page the parent or the child writes first is copied (a fault) in
- * the writer. lock_memory (swf_cache_config) mlocks the objects' memory, which rules out the
- * first; mlockall(MCL_CURRENT | MCL_FUTURE) also covers the cache's own tables and the copy on
- * write is avoided by touching them after the fork.
- *
- * Signals: no function here is async-signal-safe. A signal handler that interrupts a thread
- * inside a cache call and calls into the same cache from that thread corrupts its magazines.
- *
- * fork: the library's fork handlers take every cache's refill mutex around fork(), so a fork waits
- * for the grows and WAIT allocations in progress. In the child, every cache is usable by its one
- * thread: alloc, free, grow, flush, stats and destroy work as in the parent (the per-CPU mode
- * included: the CPUs' magazines stay reachable, and the membarrier registration is inherited). What
- * the parent's other threads had in hand at the fork is lost to the child, counted as ready but
- * never handed out there: the objects in their magazines (per-thread mode) or in a shared pair one
- * of them was using; a magazine one of them had popped from the depot and not yet put where it was
- * going (a refill or a flush swapping it into its CPU's slot, a call taking some of its objects, a
- * free filling it); a magazine a refill or a flush had just swapped out of a CPU's slot and not yet
- * pushed on the depot; the objects a bulk call had taken into its own buffer (from a CPU's
- * magazine, the depot or uncarved memory) and not yet given out or put back; an object a single
- * call had taken and not yet counted; and a chain of the loose list taken whole and not yet spread
- * into magazines. All but the first kind lie where the full checks' walk does not look, so with the
- * full checks on, destroy's recount in the child finds them missing and aborts. The objects those
- * threads had allocated count as alive, and so do those a free was putting back and had not yet
- * counted (a free counts its object once it is back, a bulk free all of its objects at its end),
- * even where the object is back in a magazine already; so destroy in the child returns EBUSY unless
- * the child frees every object its own threads hold, and for the latter kind it never can.
- * NOWAIT's "no system call, no fault" holds in the child as in the parent (with the
- * copy-on-write caveat above).
- *
- * Limits: at most SWF_CACHE_MAX caches and registries (registry.h) are alive at once; a thread
- * can use any number of them (its binding table grows on each swf_cache_grow, WAIT allocation
- * and first read of a registry by the thread, to reach every cache and registry alive then, in
- * steps of 64 entries of 40 bytes: 2.5 MiB to reach all 65,536); at most SWF_CACHE_THREADS_MAX
- * threads are bound to one cache at once (hold a state of it: per-thread, with its magazines;
- * per-CPU, with its counters); more use the shared pairs and the depot (per-thread) or count
- * with an atomic add (per-CPU).
- *
- * Footprint (a 64-bit library built without debug checks): a cache keeps about 1 KiB until its
- * first use - a prefill, a grow or a WAIT allocation - which makes its tables and pools: magazines
- * (528 bytes each) and thread states (128 bytes each), as many as that use needs, in blocks of 8;
- * 8 shared pairs and 8 spare magazines; and the objects' memory in chunks, the first of which,
- * with base pages, holds what the use maps (a WAIT allocation: a magazine's worth of objects)
- * rounded up to whole pages (swf_huge_pages). A cache of 64-byte objects keeps about 29 KiB
- * resident after its first allocation (one page of objects among it), and 30 KiB while 8 threads
- * that made one allocation each are bound to it; 20 and 21 KiB in the per-CPU mode with 2
- * possible CPUs (bench/RESULTS.md, footprint). Each thread bound to a cache costs that cache a
- * thread state and two magazines (1,184 bytes), and costs the thread 40 bytes of binding table per
- * handle (above). In the per-CPU mode the first use makes, instead of shared pairs, an 8-byte
- * slot, 64 bytes of counters and one magazine (528 bytes) per possible CPU, and a thread bound to
- * it costs a thread state (128 bytes, counters only). A cache keeps what it made until it is
- * destroyed.
- *
- * Object memory: the cache uses an object's first 8 bytes only from the moment it is freed (a
- * single free reads them, then writes its mark there: swf_cache_free) and zeroes them when a
- * single allocation hands the object out; it never looks at the rest. Memory goes back to the
- * system only at destroy. (What the cache does not offer, and why: docs/design.md, section 1, "Not
- * offered".)
+ * Ordering: everything a thread wrote to an object before freeing it (or before the grace period
+ * of a deferred free began) happens-before the object's next allocation, by any thread. Nothing
+ * else is ordered by the cache: publishing an object to other threads is the caller's job (the
+ * sweep publishes with a release store, see sweep.h).
  */
 #ifndef SWEEPFILL_CACHE_H
 #define SWEEPFILL_CACHE_H
@@ -159,11 +56,11 @@ struct ck_epoch_record; /* ck_epoch_record_t: declared, not included, so C++ can
 
 /* How an allocation may wait. */
 enum swf_alloc_mode {
-    /* Lock-free; no lock, no system call, no page fault (memory resident). NULL + EAGAIN when no
-     * object is ready for this thread or a failure was injected (see swf_failslab). */
+    /* Never blocks: takes only objects already prepared, else fails (EAGAIN). Failure injection
+     * (struct swf_failslab) applies to it. */
     SWF_NOWAIT = 1,
-    /* May take the refill mutex and map memory. NULL + ENOMEM only when the system refuses memory
-     * or the cache's limit is reached. Never affected by fault injection. */
+    /* May block to map and prepare memory; fails (ENOMEM) only where memory or the limit runs
+     * out. Failure injection never applies to it. */
     SWF_WAIT = 2,
 };
 
@@ -181,8 +78,9 @@ struct swf_cache_config {
     size_t limit;       /* most objects the cache ever holds (alive + ready); 0 = no limit */
     const char *name;   /* optional, copied (first 63 bytes); used in messages, and matched in
                            full against SWF_FAILSLAB's cache= key */
-    unsigned int lock_memory;  /* 1: mlock every chunk of objects as it is mapped (a grow then
-                                  fails with EPERM or ENOMEM when RLIMIT_MEMLOCK forbids); 0: no */
+    unsigned int lock_memory;  /* 1: mlock every chunk of objects as it is mapped (when
+                                  RLIMIT_MEMLOCK forbids, a prefill or a grow then fails with
+                                  EPERM or ENOMEM, a WAIT allocation with ENOMEM); 0: no */
     unsigned int huge_pages;   /* enum swf_huge_pages: transparent huge pages for the objects */
     unsigned int grow_threads; /* threads that prepare a large mapping in parallel (0 or 1: the
                                   calling thread alone; at most SWF_CACHE_GROW_THREADS_MAX) */
@@ -191,11 +89,7 @@ struct swf_cache_config {
     unsigned int reserved[4];  /* must be zero */
 };
 
-/*
- * How the objects' memory is mapped (swf_cache_config.huge_pages). Every mapping is prepared
- * before any of its objects is handed out, by the fastest way the kernel offers:
- * madvise(MADV_POPULATE_WRITE) (Linux 5.14), else a write to every page.
- */
+/* Whether the objects' memory uses transparent huge pages (swf_cache_config.huge_pages). */
 enum swf_huge_pages {
     /* Chunks of objects of a page or more, and chunks for 2 MiB of objects or more (a grow of
      * 32,768 objects of 64 bytes), are mapped 2 MiB-aligned with madvise(MADV_HUGEPAGE), in whole
@@ -207,8 +101,9 @@ enum swf_huge_pages {
     SWF_HUGE_PAGES_AUTO = 0,
     /* Base pages only (no MADV_HUGEPAGE, and MADV_NOHUGEPAGE so that "always" does not apply). */
     SWF_HUGE_PAGES_OFF = 1,
-    /* Every chunk as in AUTO whatever its size, and a grow fails (ENOTSUP) when the system has
-     * transparent huge pages off, or (ENOMEM) when a chunk got no huge page at all. */
+    /* Every chunk as in AUTO whatever its size: swf_cache_create() fails (ENOTSUP) when the
+     * system has transparent huge pages off, and a mapping (a prefill, a grow or a WAIT
+     * allocation) fails (ENOMEM) when its chunk got no huge page at all. */
     SWF_HUGE_PAGES_REQUIRED = 2,
 };
 
@@ -259,26 +154,48 @@ struct swf_cache_stats {
 };
 
 /*
- * Create a cache. On success stores it in *out and returns 0.
- * Concurrency: any thread, any time. Progress: blocking (maps memory for prefill).
- * Returns EINVAL: cfg or out NULL, object_size 0 or above SWF_CACHE_OBJECT_MAX, align not a power
- * of two or above SWF_CACHE_ALIGN_MAX, limit below prefill, lock_memory or checks not 0 or 1,
- * huge_pages not an enum swf_huge_pages value, grow_threads above SWF_CACHE_GROW_THREADS_MAX,
- * reserved not zero, or a malformed SWF_FAILSLAB; ENOMEM: the system refused memory, or prefill
- * can never be had (as for swf_cache_grow); EPERM: lock_memory and mlock was refused; ENOTSUP:
- * huge_pages is SWF_HUGE_PAGES_REQUIRED and the system has transparent huge pages off; EAGAIN:
- * SWF_CACHE_MAX caches and registries are alive.
+ * Create a cache of the objects cfg describes (struct swf_cache_config) and store it in *out,
+ * with cfg->prefill objects made ready for SWF_NOWAIT allocations.
+ *
+ * Concurrency: any thread, any time.
+ * Progress: blocking: it may take the new cache's refill mutex, allocate and map memory (for the
+ * prefill objects).
+ * Ordering: it publishes nothing: the caller hands *out to other threads with its own
+ * synchronisation. The objects follow the cache's rule (swf_cache_alloc(3)).
+ * Returns: 0, or an error number; after a failure swf_error_reason() says which check failed or
+ * what ran out.
+ * Errors:
+ * EINVAL: cfg or out is NULL; object_size is 0 or above SWF_CACHE_OBJECT_MAX; align is not a
+ * power of two or is above SWF_CACHE_ALIGN_MAX; limit is not 0 and is below prefill; lock_memory
+ * or checks is neither 0 nor 1; huge_pages is not an enum swf_huge_pages value; grow_threads is
+ * above SWF_CACHE_GROW_THREADS_MAX; reserved is not zero; or SWF_FAILSLAB is malformed (a line on
+ * standard error says what is wrong).
+ * ENOMEM: the system refused memory; or prefill can never be had, which fails at once as in
+ * swf_cache_grow(); or huge_pages is SWF_HUGE_PAGES_REQUIRED and a chunk got no huge page.
+ * EPERM: lock_memory is 1 and mlock(2) was refused.
+ * ENOTSUP: huge_pages is SWF_HUGE_PAGES_REQUIRED and the system has transparent huge pages off.
+ * EAGAIN: SWF_CACHE_MAX caches and registries are alive.
  */
 SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out);
 
 /*
- * Destroy a cache and return all its memory to the system. Objects still cached in other threads'
- * magazines are reclaimed with it; those threads may go on using other caches.
- * Concurrency: exclusive (see the top of this file). Progress: blocking.
- * Returns 0; EINVAL if c is NULL; EBUSY, destroying nothing, while a feature or a registry
- * made on c exists (from its create to its destroy, on or off; swf_error_reason() names it:
- * "the cache is in use by a feature: swf_feature_destroy it first"), or while objects are alive
- * (including deferred frees whose grace period has not run): free them first.
+ * Destroy c and give all its memory back to the system, with the objects cached in magazines
+ * that other threads or CPUs hold.
+ *
+ * Concurrency: exclusive: the caller keeps every other call on c apart from it (a lock, or a
+ * happens-before edge such as joining the threads), and makes none after it. The epoch callbacks
+ * of swf_cache_free_deferred() may run (in ck_epoch_poll(), ck_epoch_barrier() or
+ * swf_cache_quiesce() on their record) concurrently with it: it sees each callback either
+ * finished or not begun, and returns EBUSY for the latter.
+ * Progress: blocking: it waits until no exiting thread is handing back a magazine to c.
+ * Ordering: it publishes nothing; the caller orders every other use of c before it.
+ * Returns: 0, or an error number; after a failure swf_error_reason() says why.
+ * Errors: on an error nothing is destroyed.
+ * EINVAL: c is NULL.
+ * EBUSY: a feature or a registry made on c exists (from its create to its destroy, on or off;
+ * swf_error_reason() names it: "the cache is in use by a feature: swf_feature_destroy it first"),
+ * or objects are alive, including those handed to swf_cache_free_deferred() whose grace period
+ * has not run: free them first.
  */
 SWF_API int swf_cache_destroy(struct swf_cache *c);
 
@@ -317,59 +234,69 @@ SWF_API void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
 SWF_API int swf_cache_free(struct swf_cache *c, void *obj);
 
 /*
- * Free n objects (none NULL) once a ck_epoch grace period has elapsed after this call: for
- * objects that readers inside an epoch section may still hold. The objects are queued on rec
- * (the calling thread's epoch record) with ck_epoch_call, in batches of up to
- * SWF_CACHE_MAGAZINE, and return to the cache when that record dispatches them (ck_epoch_poll,
- * ck_epoch_reclaim, ck_epoch_barrier, or swf_cache_quiesce).
- * Concurrency: any thread, with its own record (ck_epoch_call is single-producer per record).
+ * Free the n objects of c in objs once a ck_epoch grace period has elapsed after the call, for
+ * objects that readers inside an epoch section may still hold: they are queued on rec, the
+ * calling thread's epoch record, and go back to c when rec dispatches them.
+ *
+ * Concurrency: any thread, with its own record (ck_epoch_call() is single-producer per record),
+ * concurrently with every call on c but swf_cache_destroy(). The callbacks may run concurrently
+ * with swf_cache_destroy(), which sees each either finished or not begun and returns EBUSY for
+ * the latter.
  * Progress: lock-free while spare magazines exist; otherwise it takes the refill mutex to make
- * one. Ordering: a full fence precedes the ck_epoch_call, so whatever the caller did before (the
- * unpublication of the objects) is visible before the grace period's epoch is read (why:
- * sweepfill(7), "Weakly ordered machines").
- * Returns 0; EINVAL if c or rec is NULL or objs is NULL with n > 0; ENOMEM if no magazine
- * could be made, in which case none of the n objects was queued and the caller still owns them.
- * Misuse aborts as swf_cache_free's does, naming swf_cache_free_deferred: always, before
- * anything is queued, an entry that is not an object of c (NULL included) or that is in the
- * calling thread's magazines as swf_cache_free finds it; with the full checks, an entry that is
- * free or already queued. The objects themselves are not written: readers may still hold them.
+ * one.
+ * Ordering: everything a thread wrote to an object before the grace period of its deferred free
+ * began happens-before the object's next allocation, by any thread. A full fence precedes the
+ * ck_epoch_call(), so whatever the caller did before (the unpublication of the objects) is
+ * visible before the grace period's epoch is read (why: sweepfill(7), "Weakly ordered
+ * machines"). The grace period orders every epoch section that began before the call before the
+ * objects' return to c.
+ * Returns: 0, or an error number; after a failure swf_error_reason() says why.
+ * Errors:
+ * EINVAL: c or rec is NULL, or objs is NULL with n above 0.
+ * ENOMEM: no magazine could be made; none of the n objects was queued, and the caller still
+ * owns them.
  */
 SWF_API int swf_cache_free_deferred(struct swf_cache *c, struct ck_epoch_record *rec,
                                     void *const *objs, size_t n);
 
 /*
- * Wait for a grace period on rec and dispatch its callbacks (ck_epoch_barrier): after it returns,
- * every object this thread queued on rec with swf_cache_free_deferred is free.
- * Must not be called inside an epoch section: inside a section of a sweepfill guard it aborts at
- * once, and a wait still going after 5 s prints one line (sweep.h, SWF_WATCHDOG_SECONDS).
- * Blocking. Returns 0; EINVAL if c or rec is NULL.
+ * Wait for a grace period on rec and dispatch its callbacks (ck_epoch_barrier()): after it
+ * returns, every object this thread queued on rec with swf_cache_free_deferred() is free.
+ *
+ * Concurrency: any thread, with its own record, outside any epoch section of its own;
+ * concurrently with every call on c but swf_cache_destroy().
+ * Progress: blocking, until the grace period is over. Inside a section of a sweepfill guard on
+ * the calling thread it aborts at once; a wait still going after SWF_WATCHDOG_SECONDS (5) seconds
+ * prints one line on standard error and goes on waiting.
+ * Ordering: every epoch section that had begun when it was called has ended when it returns,
+ * and the objects it frees keep the rule of swf_cache_free_deferred().
+ * Returns: 0, or an error number; after a failure swf_error_reason() says why.
+ * Errors:
+ * EINVAL: c or rec is NULL.
  */
 SWF_API int swf_cache_quiesce(struct swf_cache *c, struct ck_epoch_record *rec);
 
 /*
- * Make at least n objects ready for the calling thread's NOWAIT allocations: first give the
- * thread magazines of its own (if it has none), then count the free objects in its magazines, in
- * the depot, on the loose list and in memory mapped but not yet carved into magazines, and map
- * (and prepare) memory for the rest; in the per-CPU mode, when those hold fewer than n, it first
- * moves every CPU's magazine to the depot (a membarrier(2) fence), and the n are ready for the
- * NOWAIT allocations of the CPU the thread runs on: objects left in another CPU's magazine (at
- * most SWF_CACHE_MAGAZINE per CPU, as when the thread moves between CPUs while it allocates) are
- * out of its reach until a thread runs there or a blocking call moves them. This is where page
- * faults belong: outside any read-side section. Every object of each mapping becomes ready at once,
- * with a magazine per SWF_CACHE_MAGAZINE of them made beforehand; allocations carve the objects
- * into magazines a magazine's worth at a time (one compare-and-swap), so a grow costs the memory's
- * preparation, not a step per object. None is mapped that the cache cannot hold.
- * With grow_threads > 1, a mapping of more than 16 MiB is prepared by that many threads at once
- * (the calling thread and grow_threads - 1 it starts and joins before returning).
- * A count that can never be had - beyond what the limit or the magazine table still allows, or
- * more bytes (objects and magazines) than memory and swap or RLIMIT_AS - fails at once, mapping
- * nothing; otherwise memory is mapped in steps of at most 64 MiB, and a failure part-way keeps the
- * steps before it ready.
- * Blocking. Returns 0; EINVAL if c is NULL; ENOMEM if the system, the limit or the magazine table
- * (4M magazines: 251M free objects) stopped it short or would have, or no memory was left for the
- * thread's magazines, or huge pages were required and none were had (what was mapped stays
- * ready; beyond the magazine table, swf_error_reason() states the most objects the cache can
- * have ready now, the table's size and what to do); EPERM: lock_memory and mlock was refused.
+ * Make at least n objects ready for the calling thread's SWF_NOWAIT allocations (in the per-CPU
+ * mode, for those made on the CPU it runs on), binding the thread to c first; a grow of 0 objects
+ * does only that. This is where page faults belong: outside any read-side section.
+ *
+ * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy(). A fork(2)
+ * waits for a grow in progress: the library's fork handlers take the refill mutex around it.
+ * Progress: blocking: it takes c's refill mutex, allocates and maps memory (and, with
+ * grow_threads above 1, starts and joins threads). It must not be called where blocking is not
+ * allowed, such as inside a read-side section of a sweep.
+ * Ordering: it publishes nothing; the objects keep the cache's rule (swf_cache_alloc(3)).
+ * Returns: 0, or an error number; after a failure swf_error_reason() says why.
+ * Errors: what was mapped before a failure stays ready.
+ * EINVAL: c is NULL.
+ * ENOMEM: the system, the limit or the magazine table (4M magazines: 251M free objects) stopped
+ * it short of n, or would have (then at once, mapping nothing); or no memory was left for the
+ * thread's magazines (per-thread mode); or huge pages were required and a chunk got none. Beyond
+ * the magazine table, swf_error_reason() states the most objects the cache can have ready at that
+ * moment, the table's size and what to do; where the kernel refused the fence that moves other
+ * CPUs' magazines to the depot, it says so.
+ * EPERM: lock_memory is set and mlock(2) was refused.
  */
 SWF_API int swf_cache_grow(struct swf_cache *c, size_t n);
 
@@ -387,10 +314,17 @@ SWF_API int swf_cache_grow(struct swf_cache *c, size_t n);
 SWF_API int swf_cache_flush(struct swf_cache *c);
 
 /*
- * Change the limit on objects (0 = none). Lowering it below the current capacity maps nothing
- * more but unmaps nothing either. Blocking (refill mutex). Returns 0; EINVAL if c is NULL.
- * A WAIT allocation that must map maps at most 16 MiB of objects at once (a quarter of the
- * capacity, at least 60 objects where 60 fit in 16 MiB, at least 1), within the limit.
+ * Set the most objects c ever holds, alive and ready together (0: no limit). Lowering it below
+ * the capacity maps nothing more but unmaps nothing either.
+ *
+ * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy().
+ * Progress: blocking: it takes c's refill mutex, so it must not be called where blocking is not
+ * allowed either.
+ * Ordering: it publishes nothing; the new limit applies to the calls that take the refill mutex
+ * after this one released it.
+ * Returns: 0, or an error number; after a failure swf_error_reason() says why.
+ * Errors:
+ * EINVAL: c is NULL.
  */
 SWF_API int swf_cache_set_limit(struct swf_cache *c, size_t limit);
 

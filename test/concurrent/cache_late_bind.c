@@ -1,7 +1,7 @@
 /*
  * test/concurrent/cache_late_bind.c - a thread prepared while few caches existed binds to caches
- * created later, at any handle, once it makes a blocking call again (cache.h, "Structure" and
- * "Limits").
+ * created later, at any handle, once it makes a blocking call again (swf_cache_alloc(3),
+ * "Magazines, the depot and loose objects", and swf_cache_create(3), "Limits").
  *
  * Thread T makes its first blocking call (swf_cache_grow(c, 0)) while two owners exist (handles 0
  * and 1), which sizes its binding table for the first 64 handles. The main thread then fills the

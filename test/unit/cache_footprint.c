@@ -1,6 +1,7 @@
 /*
- * test/unit/cache_footprint.c - a cache that was never used keeps little resident (cache.h,
- * "Footprint": its tables, shared pairs and spare magazines wait for its first use).
+ * test/unit/cache_footprint.c - a cache that was never used keeps little resident
+ * (swf_cache_create(3), "Footprint": its tables, shared pairs and spare magazines wait for its
+ * first use).
  *
  * 1,000 caches created without a prefill add at most 16 KiB of resident memory each (an average:
  * /proc/self/statm counts whole pages; not with debug checks, whose address map is larger), and
