@@ -90,10 +90,10 @@ static inline bool swf_list_can_pin(const struct swf_list_ops *ops)
 /*
  * The address of member's slot, slot_offset bytes into it.
  *
- * Concurrency: any thread, at any time; it reads nothing.
- * Progress: wait-free: pure arithmetic, no memory access.
- * Ordering: none.
- * Returns: the slot's address.
+ * Concurrency: Any thread, at any time; it reads nothing.
+ * Progress: Wait-free: pure arithmetic, no memory access.
+ * Ordering: None.
+ * Returns: The slot's address.
  * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
  */
 static inline void **swf_slot_of(void *member, size_t slot_offset)
@@ -104,13 +104,13 @@ static inline void **swf_slot_of(void *member, size_t slot_offset)
 /*
  * Load a slot with acquire ordering: what readers use.
  *
- * Concurrency: any thread, at any time the member's memory is valid, racing freely with every
+ * Concurrency: Any thread, at any time the member's memory is valid, racing freely with every
  * other call on the slot.
- * Progress: wait-free.
- * Ordering: acquire. Every write to an object made before the swf_slot_publish() or the
+ * Progress: Wait-free.
+ * Ordering: Acquire. Every write to an object made before the swf_slot_publish() or the
  * successful swf_slot_publish_cas() that put it in the slot happens-before everything the thread
  * does after this load returns that object.
- * Returns: the slot's content: NULL, or an object whose initialisation the caller sees.
+ * Returns: The slot's content: NULL, or an object whose initialisation the caller sees.
  * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
  */
 static inline void *swf_slot_load(void *const *slot)
@@ -127,12 +127,12 @@ static inline void *swf_slot_load(void *const *slot)
 /*
  * Load a slot with no ordering: whether it is set (a sweep's emptiness check).
  *
- * Concurrency: any thread, at any time the member's memory is valid, racing freely with every
+ * Concurrency: Any thread, at any time the member's memory is valid, racing freely with every
  * other call on the slot.
- * Progress: wait-free.
- * Ordering: none (a relaxed load): what it returns must not be dereferenced without further
+ * Progress: Wait-free.
+ * Ordering: None (a relaxed load): what it returns must not be dereferenced without further
  * ordering.
- * Returns: the slot's content.
+ * Returns: The slot's content.
  * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
  */
 static inline void *swf_slot_peek(void *const *slot)
@@ -147,14 +147,14 @@ static inline void *swf_slot_peek(void *const *slot)
 /*
  * Store obj in a slot with release ordering, for slots with a single assigner at a time.
  *
- * Concurrency: any thread, at any time the member's memory is valid, but one assigner of the
+ * Concurrency: Any thread, at any time the member's memory is valid, but one assigner of the
  * slot at a time: two concurrent stores to an empty slot would each think they filled it, and
  * one object would leak (where several assigners may race, use swf_slot_publish_cas()). Loads,
  * peeks and compare-and-swaps may race with it.
- * Progress: wait-free.
- * Ordering: release. Every write to obj made before this call happens-before everything a thread
+ * Progress: Wait-free.
+ * Ordering: Release. Every write to obj made before this call happens-before everything a thread
  * does after its swf_slot_load() or swf_slot_take() of the slot returned obj.
- * Returns: nothing.
+ * Returns: Nothing.
  * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
  */
 static inline void swf_slot_publish(void **slot, void *obj)
@@ -171,14 +171,14 @@ static inline void swf_slot_publish(void **slot, void *obj)
  * Store obj in a slot only if the slot is still NULL, with a release compare-and-swap: for slots
  * that several assigners may fill at once.
  *
- * Concurrency: any thread, at any time the member's memory is valid, racing freely with every
+ * Concurrency: Any thread, at any time the member's memory is valid, racing freely with every
  * other call on the slot.
- * Progress: lock-free: one attempt, one compare-and-swap (which some architectures implement
+ * Progress: Lock-free: one attempt, one compare-and-swap (which some architectures implement
  * with a retry loop), whose outcome it reports.
- * Ordering: release, when it succeeds. Every write to obj made before this call happens-before
+ * Ordering: Release, when it succeeds. Every write to obj made before this call happens-before
  * everything a thread does after its swf_slot_load() or swf_slot_take() of the slot returned obj.
  * A failed call orders nothing.
- * Returns: true if it published obj; false if another assigner got there first, in which case
+ * Returns: True if it published obj; false if another assigner got there first, in which case
  * obj was not published and is still the caller's.
  * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
  */
@@ -199,13 +199,13 @@ static inline bool swf_slot_publish_cas(void **slot, void *obj)
  * off. Free what it returns only after the readers that may have loaded it are done (a grace
  * period: swf_cache_free_deferred(3)).
  *
- * Concurrency: any thread, at any time the member's memory is valid, racing freely with every
+ * Concurrency: Any thread, at any time the member's memory is valid, racing freely with every
  * other call on the slot.
- * Progress: lock-free: one exchange (which some architectures implement with a retry loop).
- * Ordering: acquire and release. Every write to an object made before the swf_slot_publish() or
+ * Progress: Lock-free: one exchange (which some architectures implement with a retry loop).
+ * Ordering: Acquire and release. Every write to an object made before the swf_slot_publish() or
  * the successful swf_slot_publish_cas() that put it in the slot happens-before everything the
  * thread does after this call returns that object.
- * Returns: what the slot held, possibly NULL.
+ * Returns: What the slot held, possibly NULL.
  * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
  */
 static inline void *swf_slot_take(void **slot)
