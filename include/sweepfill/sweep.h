@@ -247,7 +247,7 @@ static inline size_t swf_section_bound_of_(size_t bound, const struct swf_list_o
  * or above SWF_SWEEP_RESERVE_MAX; the slot offset is not a multiple of sizeof(void *); the
  * section bound is neither 0 nor SWF_SWEEP_SECTION_BOUND_AUTO on a list that cannot pin; or algo
  * or publish is not one of its enum's values.
- * ENOMEM: a refill got no object where one was needed (the cache's limit, or the system); the
+ * ENOMEM: A refill got no object where one was needed (the cache's limit, or the system); the
  * objects published so far stay valid, nothing leaks, and a later call finishes the job once
  * memory is to be had. Also, with nothing done, when a reserve of more than 64 objects could not
  * be given the memory the call allocates for it.
@@ -259,7 +259,7 @@ SWF_API int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats
  * else.
  *
  * Concurrency: Any thread; it only reads cfg and ops.
- * Progress: Wait-free, but for the line the full checks may print (see the manual page).
+ * Progress: Wait-free, but for the line the full checks may print when SWF_RESUME cannot pin.
  * Ordering: None.
  * Returns: 0 if swf_sweep() would accept cfg with ops, else an error number; swf_error_reason(3)
  * then names swf_sweep_validate and the check that failed.
@@ -274,7 +274,7 @@ SWF_API int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct 
  * slot_offset; the failures' reasons name fn, the generated sweep.
  *
  * Concurrency: Any thread; it only reads its arguments.
- * Progress: Wait-free, but for the line the full checks may print (swf_sweep(3)).
+ * Progress: Wait-free, but for the line the full checks may print when SWF_RESUME cannot pin.
  * Ordering: None.
  * Returns: 0 if the generated sweep may run, else an error number.
  * Errors:
