@@ -278,7 +278,7 @@ SWF_API int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct 
  * Ordering: None.
  * Returns: 0 if the generated sweep may run, else an error number.
  * Errors:
- * EINVAL: as the generated sweep returns it (below).
+ * EINVAL: As the sweep that SWF_SWEEP_DEFINE() generates returns it.
  */
 SWF_API int swf_sweep_define_check_(const struct swf_sweep_config *cfg,
                                     const struct swf_list_ops *ops, size_t slot_offset,
@@ -291,11 +291,10 @@ SWF_API int swf_sweep_define_check_(const struct swf_sweep_config *cfg,
 #include "sweep_inline.h"
 
 /*
- * SWF_SWEEP_DEFINE(fn, list_name, init_fn) defines
- *     static int fn(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
- * a swf_sweep() specialised for the list adapter list_name and the init function init_fn, which
- * stand for cfg->list.ops and cfg->init (those two are ignored); list_name is the first argument
- * of one of the SWF_LIST_* macros, or an adapter written by hand (SWF_SWEEP_DEFINE(3)).
+ * Define fn, a static function with swf_sweep()'s parameters and result: swf_sweep()
+ * specialised for the list adapter list_name and the init function init_fn, which stand for
+ * cfg->list.ops and cfg->init (those two are ignored). list_name is the first argument of one of
+ * the SWF_LIST_* macros, or an adapter written by hand (SWF_SWEEP_DEFINE(3)).
  *
  * Concurrency: As for swf_sweep(3).
  * Progress: As for swf_sweep(3); init_fn must not block.
