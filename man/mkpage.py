@@ -89,7 +89,7 @@ def declares(line, name):
     """Whether a line of code at file level declares or defines name."""
     if re.match(r"^\s*#\s*define\s+%s\b" % re.escape(name), line):
         return True
-    if line.lstrip().startswith("#") or line.startswith((" ", "\t")):
+    if line.lstrip().startswith(("#", "/*", "*", "//")) or line.startswith((" ", "\t")):
         return False
     return re.search(r"\b%s\s*\(" % re.escape(name), line) is not None
 
@@ -310,8 +310,7 @@ class Contract:
             raise PageError("@contract HEADER NAME... [HEADER NAME...]")
         self.paths = []
         self.names = []
-        self.parts = []
-        seen = []
+        self.parts = []  # [names, paragraphs, comment]: one per comment
         for arg in args:
             if arg.endswith(".h"):
                 header = arg
@@ -320,17 +319,18 @@ class Contract:
                 continue
             self.names.append(arg)
             text = contract_of(path, arg)
-            if text in seen:  # one comment for a group of declarations: named with the group
-                self.parts[seen.index(text)][0].append(arg)
-                continue
-            seen.append(text)
-            self.parts.append(([arg], labelled(text, "%s: %s" % (header, arg))))
+            for part in self.parts:
+                if part[2] == text:  # one comment for a group of declarations
+                    part[0].append(arg)
+                    break
+            else:
+                self.parts.append([[arg], labelled(text, "%s: %s" % (header, arg)), text])
         self.header = ", ".join(os.path.basename(p) for p in self.paths)
 
     def section(self, label, render):
         """The lines of one section: each function's paragraph, after the names of the
         functions it is for where the page has several (identical paragraphs once)."""
-        having = [(list(n), p[label]) for n, p in self.parts if label in p]
+        having = [(n, p[label]) for n, p, _ in self.parts if label in p]
         if not having:
             raise PageError("%s: no %s: paragraph for %s" % (self.header, label,
                                                              ", ".join(self.names)))
@@ -338,10 +338,10 @@ class Contract:
         for names, lines in having:
             for group in groups:
                 if group[1] == lines:
-                    group[0] += names
+                    group[0].extend(names)
                     break
             else:
-                groups.append([names, lines])
+                groups.append([list(names), lines])
         out = [".Sh " + LABELS[label]]
         for k, (names, lines) in enumerate(groups):
             if k:
@@ -433,7 +433,7 @@ def check(root):
         try:
             _, used = make(os.path.join(mandir, name), root)
         except PageError as e:
-            print("not ok - %s" % e)
+            print("# %s" % e)
             bad += 1
             continue
         for path in used:
@@ -442,11 +442,12 @@ def check(root):
                 continue
             stem = rel[:-2].split("/")
             if "'%s'" % stem[-1] not in built:
-                print("not ok - %s shows %s, which examples/meson.build does not run" %
+                print("# %s shows %s, which examples/meson.build does not run" %
                       (name, rel))
                 bad += 1
-    print("%s - every template makes its page and shows only examples run as tests" %
+    print("%s 1 - every template makes its page and shows only examples run as tests" %
           ("not ok" if bad else "ok"))
+    print("1..1")
     return 1 if bad else 0
 
 
