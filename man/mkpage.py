@@ -7,10 +7,12 @@ in include/sweepfill/; the manual pages take it from there at build time (docs/d
 "Documentation"). A template, man/NAME.3.in, is an mdoc page with three directives in mdoc
 comment lines:
 
-    .\\" @contract HEADER NAME [NAME...]
+    .\\" @contract HEADER NAME [NAME...] [HEADER NAME [NAME...]...]
         Here go the sections CONCURRENCY, PROGRESS, MEMORY ORDERING and RETURN VALUES, made from
         the labelled paragraphs of the comment above each NAME's declaration in
-        include/sweepfill/HEADER (a function, an inline function or a macro).
+        include/sweepfill/HEADER (a function, an inline function or a macro); a word ending in
+        ".h" names the header of the names after it, for a page whose names several headers
+        declare.
     .\\" @errors
         Here goes the ERRORS section, from the same comments' "Errors:" paragraphs.
     .\\" @example PATH [MARK]
@@ -302,19 +304,28 @@ def mdoc_errors(lines, where):
 # --- the page ------------------------------------------------------------------------------
 
 class Contract:
-    def __init__(self, root, header, names):
-        self.path = os.path.join(root, "include", "sweepfill", header)
-        self.names = names
+    def __init__(self, root, args):
+        """args: HEADER NAME... [HEADER NAME...]..."""
+        if len(args) < 2 or not args[0].endswith(".h") or args[-1].endswith(".h"):
+            raise PageError("@contract HEADER NAME... [HEADER NAME...]")
+        self.paths = []
+        self.names = []
         self.parts = []  # [names, paragraphs, comment]: one per comment
-        for name in names:
-            text = contract_of(self.path, name)
+        for arg in args:
+            if arg.endswith(".h"):
+                header = arg
+                path = os.path.join(root, "include", "sweepfill", header)
+                self.paths.append(path)
+                continue
+            self.names.append(arg)
+            text = contract_of(path, arg)
             for part in self.parts:
                 if part[2] == text:  # one comment for a group of declarations
-                    part[0].append(name)
+                    part[0].append(arg)
                     break
             else:
-                self.parts.append([[name], labelled(text, "%s: %s" % (header, name)), text])
-        self.header = header
+                self.parts.append([[arg], labelled(text, "%s: %s" % (header, arg)), text])
+        self.header = ", ".join(os.path.basename(p) for p in self.paths)
 
     def section(self, label, render):
         """The lines of one section: each function's paragraph, after the names of the
@@ -366,7 +377,7 @@ def example(root, path, mark):
     out = [".Bd -literal -offset indent"]
     for line in lines:
         line = line.replace("\\", "\\e")
-        if line[:1] in ".'":
+        if line[:1] and line[:1] in ".'":  # "" is in any string: a blank line stays blank
             line = "\\&" + line
         out.append(line)
     out.append(".Ed")
@@ -390,10 +401,8 @@ def make(template, root):
         where = "%s:%d" % (template, n)
         try:
             if what == "contract":
-                if len(args) < 2:
-                    raise PageError("@contract HEADER NAME...")
-                contract = Contract(root, args[0], args[1:])
-                used.append(contract.path)
+                contract = Contract(root, args)
+                used += contract.paths
                 out += contract.head()
             elif what == "errors":
                 if contract is None:

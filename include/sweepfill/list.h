@@ -87,15 +87,31 @@ static inline bool swf_list_can_pin(const struct swf_list_ops *ops)
     return ops->pin != SWF_NULL_ && ops->unpin != SWF_NULL_ && ops->linked != SWF_NULL_;
 }
 
-/* The address of member's slot. Pure arithmetic: no access, no ordering; any thread. */
+/*
+ * The address of member's slot, slot_offset bytes into it.
+ *
+ * Concurrency: Any thread, at any time; it reads nothing.
+ * Progress: Wait-free: pure arithmetic, no memory access.
+ * Ordering: None.
+ * Returns: The slot's address.
+ * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
+ */
 static inline void **swf_slot_of(void *member, size_t slot_offset)
 {
     return SWF_REINTERPRET_CAST_(void **, SWF_STATIC_CAST_(char *, member) + slot_offset);
 }
 
 /*
- * Load a slot with acquire ordering: NULL, or an object whose initialisation happens-before this
- * load returns. Wait-free; any thread, at any time the member's memory is valid.
+ * Load a slot with acquire ordering: what readers use.
+ *
+ * Concurrency: Any thread, at any time the member's memory is valid, racing freely with every
+ * other call on the slot.
+ * Progress: Wait-free.
+ * Ordering: Acquire. Every write to an object made before the swf_slot_publish() or the
+ * successful swf_slot_publish_cas() that put it in the slot happens-before everything the thread
+ * does after this load returns that object.
+ * Returns: The slot's content: NULL, or an object whose initialisation the caller sees.
+ * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
  */
 static inline void *swf_slot_load(void *const *slot)
 {
@@ -108,7 +124,17 @@ static inline void *swf_slot_load(void *const *slot)
 #endif
 }
 
-/* A relaxed load: whether the slot is set, with no ordering (a sweep's emptiness check). */
+/*
+ * Load a slot with no ordering: whether it is set (a sweep's emptiness check).
+ *
+ * Concurrency: Any thread, at any time the member's memory is valid, racing freely with every
+ * other call on the slot.
+ * Progress: Wait-free.
+ * Ordering: None (a relaxed load): what it returns must not be dereferenced without further
+ * ordering.
+ * Returns: The slot's content.
+ * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
+ */
 static inline void *swf_slot_peek(void *const *slot)
 {
 #ifdef SWF_SLOT_BUILTINS
@@ -119,8 +145,17 @@ static inline void *swf_slot_peek(void *const *slot)
 }
 
 /*
- * Publish obj in a slot with a release store: every write to obj before this call is seen by a
- * reader whose swf_slot_load returns obj. For slots with a single assigner at a time.
+ * Store obj in a slot with release ordering, for slots with a single assigner at a time.
+ *
+ * Concurrency: Any thread, at any time the member's memory is valid, but one assigner of the
+ * slot at a time: two concurrent stores to an empty slot would each think they filled it, and
+ * one object would leak (where several assigners may race, use swf_slot_publish_cas()). Loads,
+ * peeks and compare-and-swaps may race with it.
+ * Progress: Wait-free.
+ * Ordering: Release. Every write to obj made before this call happens-before everything a thread
+ * does after its swf_slot_load() or swf_slot_take() of the slot returned obj.
+ * Returns: Nothing.
+ * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
  */
 static inline void swf_slot_publish(void **slot, void *obj)
 {
@@ -132,8 +167,21 @@ static inline void swf_slot_publish(void **slot, void *obj)
 #endif
 }
 
-/* Publish obj only if the slot is still NULL (release compare-and-swap); false if another
- * assigner got there first, in which case obj was not published. Lock-free. */
+/*
+ * Store obj in a slot only if the slot is still NULL, with a release compare-and-swap: for slots
+ * that several assigners may fill at once.
+ *
+ * Concurrency: Any thread, at any time the member's memory is valid, racing freely with every
+ * other call on the slot.
+ * Progress: Lock-free: one attempt, one compare-and-swap (which some architectures implement
+ * with a retry loop), whose outcome it reports.
+ * Ordering: Release, when it succeeds. Every write to obj made before this call happens-before
+ * everything a thread does after its swf_slot_load() or swf_slot_take() of the slot returned obj.
+ * A failed call orders nothing.
+ * Returns: True if it published obj; false if another assigner got there first, in which case
+ * obj was not published and is still the caller's.
+ * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
+ */
 static inline bool swf_slot_publish_cas(void **slot, void *obj)
 {
 #ifdef SWF_SLOT_BUILTINS
@@ -146,8 +194,20 @@ static inline bool swf_slot_publish_cas(void **slot, void *obj)
 #endif
 }
 
-/* Clear a slot and return what it held (an exchange with acquire and release ordering): for
- * taking objects back, e.g. when a feature switches off. */
+/*
+ * Clear a slot and return what it held: for taking objects back, e.g. when a feature switches
+ * off. Free what it returns only after the readers that may have loaded it are done (a grace
+ * period: swf_cache_free_deferred(3)).
+ *
+ * Concurrency: Any thread, at any time the member's memory is valid, racing freely with every
+ * other call on the slot.
+ * Progress: Lock-free: one exchange (which some architectures implement with a retry loop).
+ * Ordering: Acquire and release. Every write to an object made before the swf_slot_publish() or
+ * the successful swf_slot_publish_cas() that put it in the slot happens-before everything the
+ * thread does after this call returns that object.
+ * Returns: What the slot held, possibly NULL.
+ * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
+ */
 static inline void *swf_slot_take(void **slot)
 {
 #ifdef SWF_SLOT_BUILTINS

@@ -201,16 +201,7 @@ static inline void swf_guard_urcu_qsbr(struct swf_guard *g, const struct rcu_fla
     g->flags = 0;
 }
 
-/* The ready-made synchronize functions for the urcu guards (sweep.h: swf_synchronize_epoch and
- * the others), for struct swf_feature_config.synchronize with the flavour as its argument: the
- * flavour's synchronize_rcu, which sleeps while it waits. Call them from a thread registered
- * with the flavour. swf_synchronize_urcu (memb, mb, signal, bp) aborts, with one line on stderr,
- * when the calling thread is inside a read section of the flavour (rcu_read_lock, yours or a
- * guard's: liburcu would wait for it for ever); swf_synchronize_urcu_qsbr may be called online
- * or offline (liburcu takes an online caller offline for the wait), never inside a read section
- * of a non-qsbr flavour sharing the thread. Both abort inside a section of a sweepfill guard
- * (sweep.h) and on a NULL flavour, and wait under the watchdog only as cfg.synchronize
- * (feature.h). */
+/* The two below: check the caller, then the flavour's synchronize_rcu as a blocking call. */
 static inline void swf_urcu_synchronize_(void *flavor, const char *function, int check)
 {
     const struct rcu_flavor_struct *fl = (const struct rcu_flavor_struct *)flavor;
@@ -229,11 +220,40 @@ static inline void swf_urcu_synchronize_(void *flavor, const char *function, int
     swf_blocking_leave_(outermost);
 }
 
+/*
+ * Wait for a grace period of flavor, a liburcu flavour's struct rcu_flavor_struct (memb, mb,
+ * signal or bp; not qsbr): its synchronize_rcu. For struct swf_feature_config.synchronize
+ * (feature.h) with swf_guard_urcu's flavour as synchronize_arg.
+ *
+ * Concurrency: Any thread registered with the flavour, but not inside a read section of the
+ * flavour (rcu_read_lock(), the caller's or a guard's: liburcu would wait for it for ever) nor
+ * inside any section of a sweepfill guard on the calling thread: it aborts in either.
+ * Progress: Blocking: it waits for the sections that began before it, and sleeps while it waits.
+ * Called as cfg.synchronize, the wait is watched (SWF_WATCHDOG_SECONDS); called directly, not.
+ * Ordering: Everything a reader did inside a section that began before the call happens-before
+ * the call returns (liburcu's grace period orders it).
+ * Returns: Nothing.
+ * Errors: None: it cannot fail. A NULL flavour aborts, with one line on stderr.
+ */
 static inline void swf_synchronize_urcu(void *flavor)
 {
     swf_urcu_synchronize_(flavor, "swf_synchronize_urcu", 1);
 }
 
+/*
+ * Wait for a grace period of flavor, the qsbr flavour's struct rcu_flavor_struct: its
+ * synchronize_rcu, as swf_synchronize_urcu() does for the other flavours.
+ *
+ * Concurrency: Any thread registered with the flavour, online or offline (liburcu takes an online
+ * caller offline for the wait), but not inside a read section of a non-qsbr flavour that shares
+ * the thread, nor inside any section of a sweepfill guard on the calling thread (it aborts).
+ * Progress: Blocking: it waits for the sections that began before it, and sleeps while it waits.
+ * Called as cfg.synchronize, the wait is watched (SWF_WATCHDOG_SECONDS); called directly, not.
+ * Ordering: Everything a reader did inside a section that began before the call happens-before
+ * the call returns (liburcu's grace period orders it).
+ * Returns: Nothing.
+ * Errors: None: it cannot fail. A NULL flavour aborts, with one line on stderr.
+ */
 static inline void swf_synchronize_urcu_qsbr(void *flavor)
 {
     swf_urcu_synchronize_(flavor, "swf_synchronize_urcu_qsbr", 0);

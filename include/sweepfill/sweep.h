@@ -1,69 +1,13 @@
 /*
  * sweepfill/sweep.h - sweep-and-assign: give every member of a live list an object in its slot.
  *
- * One call walks the list inside read-side sections and, for each member whose slot is NULL,
- * takes an object (a NOWAIT allocation from the cache, else one from a small reserve filled
- * beforehand with WAIT allocations), runs init(obj, member) on it and publishes it with a release
- * store. Nothing inside a section blocks: WAIT allocations happen only between sections. With N
- * members, every slot empty, and B the reserve (docs/design.md, 'One walker, three algorithms'):
- *
- *   SWF_RESUME (default)   one pass. When NOWAIT fails and the reserve is empty it pins the
- *                          member it stands on, leaves the section, refills the reserve, enters
- *                          again and continues from that member. Visits: N + refills at most,
- *                          even at 100% NOWAIT failure; N visits and no refill when NOWAIT never
- *                          fails. Needs a list that can pin (list.h; every _AUTO adapter can);
- *                          without one it behaves as SWF_RESTART and sets stats.fell_back,
- *                          unless the guard declares SWF_GUARD_BLOCKING_OK: then it refills
- *                          inside the section and keeps its cursor (stats.inplace_refills). The
- *                          fallback still returns 0; with the full checks on
- *                          (swf_debug_checks() == 1) it also prints one line to stderr per such
- *                          call, naming the function called ("sweepfill: swf_sweep: the list
- *                          cannot pin ... SWF_RESUME runs as SWF_RESTART ..."; a sweep that
- *                          SWF_SWEEP_DEFINE generated gives its own name).
- *   SWF_RESTART            like RESUME, but after a refill it walks again from the head.
- *                          Passes: P = max(1, ceil(N / B)) at 100% NOWAIT failure, with
- *                          B*P*(P-1)/2 + N + (P-1) visits; 1 pass and N visits when NOWAIT never
- *                          fails, which takes a cache with N ready objects for the sweeping
- *                          thread (swf_cache_grow(cache, N + B) before the sweep: the
- *                          reserve's fill takes B of them).
- *   SWF_BATCH_RESTART      no NOWAIT at all: fill the reserve, walk from the head giving reserve
- *                          objects to empty slots; with the reserve used up, leave, refill, walk
- *                          again. P = max(1, ceil(N / B)) passes, B*P*(P-1)/2 + N + (P-1) visits.
- *                          If a refill comes back empty it walks on without a reserve and
- *                          returns ENOMEM only at a member that needs an object.
- *
- * A section bound K > 0 makes every algorithm leave and re-enter its section after K visits,
- * resuming after the member it just handled (so the walk stays one pass and visits do not grow);
- * it needs a list that can pin. If a pinned cursor was unlinked while the sweep was outside its
- * section, the walk restarts from the head (stats.restarts) - the only case in which RESUME
- * makes more than one pass. The default, SWF_SWEEP_SECTION_BOUND_AUTO, is a bound of
- * SWF_SWEEP_SECTION_BOUND_DEFAULT (1024) visits where the list can pin, and one section per pass
- * where it cannot (stats.unbounded says so); 0 asks for one section per pass on any list.
- *
- * Contract: when swf_sweep returns 0, every member that was linked for the whole call has a
- * non-NULL slot; each new object was initialised once and published once; pre-set slots were not
- * touched; unused reserve objects went back to the cache. Objects alive in the cache grew by
- * exactly stats.assigned (for a cache used by nothing else).
- *
- * Memory ordering: init(obj, member) happens-before the release store (or release CAS) that
- * publishes obj, so a reader's swf_slot_load() (acquire) that returns obj sees its
- * initialisation. The emptiness check is a relaxed load: a slot set concurrently by someone else
- * is either seen set or, in SWF_PUBLISH_CAS mode, loses the CAS and its object goes back.
- *
- * Synchronisation:
- *                      sweep   list add   list del   readers   cache ops
- *   sweep (STORE)        X        -          -          -          -
- *   sweep (CAS)          -        -          -          -          -
- * With SWF_PUBLISH_STORE the sweep must be the only assigner of the slots it fills; with
- * SWF_PUBLISH_CAS any number of sweeps and other assigners may race. List adds and deletes follow
- * the list's own rules; a deleter that frees a member must wait for a grace period, and for
- * unpin when the list pins (pin.h).
- *
- * Progress: blocking overall (refills may wait for memory), but nothing inside a read-side
- * section blocks: the only calls made there are the list ops, init (which must not block
- * either), the cache's lock-free NOWAIT allocation (swf_cache_alloc_bulk, 32 objects at a time,
- * one at a time while the cache has failure injection on) and free, and the guard itself.
- * Objects the last batch did not use go back to the cache before the sweep returns.
+ * In this file: the guards that make a sweep's read-side sections and the synchronize functions
+ * that wait for them (swf_guard_epoch(3), swf_synchronize_epoch(3)); the sweep's configuration,
+ * its statistics and swf_sweep() itself (swf_sweep(3)); and SWF_SWEEP_DEFINE, the same sweep
+ * specialised at compile time for one list type (SWF_SWEEP_DEFINE(3)), whose walker
+ * sweep_inline.h holds. A sweep reads its list through list.h's operations, takes its objects
+ * from a cache (cache.h), and publishes them as list.h's swf_slot_publish() does. Names ending
+ * in an underscore are the library's, for the code its headers define inline; not for other code.
  */
 #ifndef SWEEPFILL_SWEEP_H
 #define SWEEPFILL_SWEEP_H
@@ -115,51 +59,35 @@ struct swf_guard {
  * delays reclamation). Lets RESUME refill in place on lists that cannot pin. Off by default. */
 #define SWF_GUARD_BLOCKING_OK 1u
 
-/* Ready-made guards. The epoch guard uses ck_epoch_begin/end on rec (owned by the calling
- * thread), with an acquire fence after ck_epoch_begin (sweepfill(7): weakly ordered machines)
- * and, after ck_epoch_end, a futex wake when a sweepfill
- * grace-period waiter sleeps (one relaxed load otherwise); the rwlock guard takes the read lock;
- * the mutex guard takes the mutex (for lists whose readers and writers share one mutex); the none
- * guard does nothing (single-threaded lists). All set flags to 0: blocking inside a locked
- * section holds up every writer. No-ops on NULL arguments. swf_guard_rwlock is declared when
- * <pthread.h> provides read-write locks (POSIX.1-2001: under strict -std=c11, define
- * _POSIX_C_SOURCE=200112L or _GNU_SOURCE before the first #include); in C without them, a call
- * of swf_guard_rwlock stops the compilation with a static assertion that says so.
- * Section bounds under a lock help a waiting writer only if the lock hands over to it when the
- * sweep leaves. Measured here (bench/RESULTS.md, section_bounds, 1M members, bound 64): with a
- * glibc rwlock, writer-preferring (pthread_rwlockattr_setkind_np with
- * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP) or default, a writer's longest wait fell from
- * the whole sweep (~300 ms) to ~0.1 ms; with a glibc mutex, which does not queue, only to ~5 ms:
- * the sweeping thread often takes it again before the woken writer runs. Other guards:
- * list_urcu.h (liburcu flavours).
- *
- * What the ready-made guards check, in every build (each failure is one line on stderr,
- * "sweepfill: <the public call running on the thread, else the guard's maker>: ...", then abort):
- *   - every lock and unlock call's result: the rwlock guard's pthread_rwlock_rdlock and unlock,
- *     the mutex guard's pthread_mutex_lock and unlock. A call that fails (EDEADLK: the thread
- *     already holds the write lock, or an error-checking mutex; EAGAIN; EOWNERDEAD; EPERM on
- *     unlock) aborts, naming the call, the error and its likely cause; the guard never goes on
- *     without its lock. The epoch guard's leave aborts when the record is not inside a section.
- *   - sections: each guard (these, list_urcu.h's, the registry's readers) counts the sections it
- *     has open on the calling thread. A blocking call made while one is open aborts at once
- *     ("called inside a read-side section of a sweepfill guard on this thread ... a blocking
- *     call there can wait for itself"): swf_sweep and the sweeps of SWF_SWEEP_DEFINE,
- *     swf_feature_activate, swf_feature_deactivate, swf_feature_catch_up, swf_feature_added
- *     with SWF_WAIT while the feature is on, swf_registry_activate, swf_registry_deactivate,
- *     swf_registry_synchronize, swf_registry_destroy, swf_cache_quiesce and the swf_synchronize_*
- *     functions.
- * Sections the library cannot see (your own pthread_rwlock_rdlock, rcu_read_lock or
- * ck_epoch_begin) are the watchdog's: a blocking call whose wait for a lock (a ready-made guard's
- * or synchronize function's, once its try found the lock held), for cfg.synchronize or for a
- * grace period has not ended after SWF_WATCHDOG_SECONDS seconds prints one line on stderr
- * ("sweepfill: <call>: still waiting for <what> after 5 s: <likely cause>") and goes on
- * waiting. One line per call at most (per wait outside a call: a guard entered by hand names
- * its maker, "swf_guard_rwlock"). The first watched wait of a process starts one thread (named
- * swf-watchdog, every signal blocked) that sleeps while nothing is watched; a child of fork has
- * none and starts none (after a fork of a threaded process a new thread is not safe): its waits
- * go unwatched. Guards you write yourself are neither counted nor
- * watched. */
+/* How long a watched wait of a blocking call lasts before the watchdog prints its one line on
+ * stderr, in seconds; the wait goes on after it (swf_synchronize_epoch(3)). */
 #define SWF_WATCHDOG_SECONDS 5
+
+/*
+ * Fill in g with a ready-made read-side section, flags 0. swf_guard_epoch's is a ck_epoch section
+ * on rec: ck_epoch_begin with an acquire fence after it, and ck_epoch_end; swf_guard_rwlock's
+ * holds lock's read side; swf_guard_mutex's holds the mutex lock; swf_guard_none's does nothing,
+ * for single-threaded lists. With a NULL argument, each leaves g untouched. swf_guard_rwlock is
+ * declared only where <pthread.h> has read-write locks; elsewhere, in C, calling it stops the
+ * compilation (swf_guard_epoch(3)).
+ *
+ * Concurrency: Filling in a guard writes g only: any thread. The epoch guard's sections run only
+ * on the thread that owns rec; a lock guard's run on any thread, one section per thread at a
+ * time. No section of these guards may be open on the thread that calls a blocking function of
+ * sweepfill: the call aborts (the manual page lists them).
+ * Progress: Filling in a guard is wait-free. Entering the epoch guard's section is wait-free;
+ * leaving it makes one futex wake system call when a sweepfill grace-period waiter sleeps, and
+ * none otherwise (one relaxed load). Entering a lock guard's section blocks while a writer holds
+ * the lock (the mutex: while another thread holds it).
+ * Ordering: The epoch guard's sections order as ck_epoch_begin(3) and ck_epoch_end(3) do, and
+ * the acquire fence after ck_epoch_begin() keeps the section's loads after its announcement on
+ * weakly ordered machines (sweepfill(7)): a grace period a writer waits for after unlinking a
+ * member ends only after every section that could have reached that member. The lock guards'
+ * sections order as pthread_rwlock_rdlock(), pthread_mutex_lock() and their unlocks do.
+ * Returns: Nothing.
+ * Errors: None: they cannot fail. A lock call that fails in a section aborts, with one line on
+ * stderr; a sweep refuses a guard whose enter or leave is NULL with EINVAL.
+ */
 SWF_API void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec);
 SWF_API void swf_guard_mutex(struct swf_guard *g, pthread_mutex_t *lock);
 SWF_API void swf_guard_none(struct swf_guard *g);
@@ -178,24 +106,27 @@ SWF_API void swf_guard_rwlock(struct swf_guard *g, pthread_rwlock_t *lock);
 #endif
 
 /*
- * Ready-made synchronize functions for struct swf_feature_config.synchronize (feature.h): each
- * waits until every read section of its guard's kind that began before the call has ended, and
- * sleeps while it waits (it never spins for long: a reader it waits for may need the CPU).
- *   swf_synchronize_epoch(rec)    rec: a struct ck_epoch_record registered on the list's epoch,
- *                                 used by the calling thread only (the feature's own guard
- *                                 record does: activate, deactivate and catch_up run on its
- *                                 thread). ck_epoch_synchronize_wait that spins a few scans,
- *                                 then sleeps on a futex that sweepfill's epoch sections wake
- *                                 when they end (timeouts of 50 us to 1 ms: sections of your own
- *                                 code are seen too). Aborts if rec is inside a section.
- *   swf_synchronize_rwlock(lock)  a pthread_rwlock_t: takes the write lock once and releases it
- *                                 (readers whose sections overlap without a gap hold off a
- *                                 reader-preferring rwlock's writer, glibc's default: prefer
- *                                 PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP).
- *   swf_synchronize_mutex(lock)   a pthread_mutex_t: takes the mutex once and releases it.
- *   list_urcu.h: swf_synchronize_urcu(flavor), the flavour's synchronize_rcu.
- * Every lock call is checked as the guards' are; each aborts on a NULL argument and inside a
- * sweepfill section (above), and waits under the watchdog. Blocking; any thread but as said.
+ * Wait until every read section of a ready-made guard's kind that began before the call has
+ * ended: for struct swf_feature_config.synchronize (feature.h), with the guard's argument as
+ * synchronize_arg. swf_synchronize_epoch waits for a grace period of the epoch rec (a struct
+ * ck_epoch_record registered on the list's epoch) is registered on; swf_synchronize_rwlock takes
+ * the write side of lock (a pthread_rwlock_t) once and releases it; swf_synchronize_mutex takes
+ * lock (a pthread_mutex_t) once and releases it. list_urcu.h has those of the liburcu guards.
+ *
+ * Concurrency: Any thread, but not inside a read section of the function's kind on the calling
+ * thread (it would wait for itself) nor inside any section of a sweepfill guard there (it
+ * aborts); swf_synchronize_epoch() only on a thread that is rec's only user (the feature's guard
+ * record is: activate, deactivate and catch-up run on its thread), and never inside a section on
+ * rec (it aborts).
+ * Progress: Blocking: it waits for the sections that began before it, and sleeps while it waits
+ * rather than spin for long, since a reader it waits for may need the CPU. Its wait for a lock
+ * held when it tried it, or for the grace period, is watched (SWF_WATCHDOG_SECONDS).
+ * Ordering: Everything a reader did inside a section that began before the call happens-before
+ * the call returns (the write lock's or the mutex's unlock and lock, or the epoch's grace period,
+ * order it).
+ * Returns: Nothing.
+ * Errors: None: it cannot fail. A NULL argument and a lock call that fails abort, with one line
+ * on stderr.
  */
 SWF_API void swf_synchronize_epoch(void *rec);
 SWF_API void swf_synchronize_rwlock(void *lock);
@@ -228,9 +159,17 @@ struct swf_sweep_config {
     enum swf_algo algo;
 };
 
-/* A config with the defaults: reserve 32, RESUME, release-store publication, section bound
- * SWF_SWEEP_SECTION_BOUND_AUTO (1024 visits where the list can pin), no guard (fill in list,
- * cache, init and guard). */
+/*
+ * Fill *cfg with the defaults: reserve SWF_SWEEP_RESERVE_DEFAULT, SWF_RESUME, SWF_PUBLISH_STORE,
+ * section bound SWF_SWEEP_SECTION_BOUND_AUTO, and every other field 0 or NULL: no list, cache,
+ * init or guard yet, which the caller fills in.
+ *
+ * Concurrency: Any thread; it writes *cfg only.
+ * Progress: Wait-free.
+ * Ordering: None.
+ * Returns: Nothing.
+ * Errors: None: it cannot fail; cfg must not be NULL.
+ */
 static inline void swf_sweep_config_init(struct swf_sweep_config *cfg)
 {
     struct swf_sweep_config d = {{SWF_NULL_, SWF_NULL_, 0},
@@ -273,24 +212,74 @@ static inline size_t swf_section_bound_of_(size_t bound, const struct swf_list_o
 }
 
 /*
- * Run a sweep. stats may be NULL.
- * Returns 0; EINVAL: cfg NULL; list ops, first, next, cache, init, guard.enter or guard.leave
- * NULL; pin/unpin/linked not all set or all NULL; reserve 0 or above SWF_SWEEP_RESERVE_MAX;
- * slot_offset not a multiple of sizeof(void *); a section bound other than 0 and
- * SWF_SWEEP_SECTION_BOUND_AUTO on a list that cannot pin; an unknown algo or publish value
- * (every NULL field is named in one swf_error_reason()). ENOMEM: a refill obtained no object when
- * one was needed (the cache's limit, or the system); every object published so far stays valid,
- * nothing leaks, and a later call completes the job once memory is available.
- * Concurrency: see the table above. Progress: blocking, never inside a section.
+ * Give every member of cfg->list whose slot is NULL an object of cfg->cache, initialised by
+ * cfg->init and then published in the slot, walking the list in the read-side sections of
+ * cfg->guard with the algorithm cfg->algo (swf_sweep(3)). stats, unless NULL, receives the
+ * counts.
+ *
+ * Concurrency: Any thread, with these limits:
+ * - with SWF_PUBLISH_STORE the sweep must be the only assigner of the slots it fills: two store
+ *   sweeps at once could both fill a slot and leak an object;
+ * - with SWF_PUBLISH_CAS any number of sweeps and other assigners may race;
+ * - readers, the cache's other calls, and list additions and deletions may run at the same time,
+ *   on any threads; additions and deletions follow the list's own rules (for CK_LIST, one writer
+ *   at a time, readers in epoch sections), and a deleter that frees a member waits for a grace
+ *   period first and, where the list pins, for the unpin (swf_pin_retire(3));
+ * - never inside a section of a sweepfill guard on the calling thread: there it aborts.
+ * Progress: Blocking overall, since refills may wait for memory; never inside a read-side
+ * section, where its only calls are the list's operations, init (which must not block either),
+ * the cache's lock-free SWF_NOWAIT allocations (swf_cache_alloc_bulk(3)) and frees, and the
+ * guard's enter and leave.
+ * Ordering: The call init(obj, member, init_arg) happens-before the release store or release
+ * compare-and-swap that publishes obj: a reader whose swf_slot_load(3) returns obj sees it
+ * initialised. The test for an empty slot is a relaxed load: a slot someone else fills at the
+ * same moment is seen filled, or, with SWF_PUBLISH_CAS, wins the compare-and-swap against the
+ * sweep, whose object goes back to the cache.
+ * Returns: 0 when every member linked for the whole call has a non-NULL slot, each new object
+ * initialised once and published once, every slot found set left as it was, and the unused
+ * reserve objects back in the cache; the objects alive in the cache then grew by exactly
+ * stats->assigned, for a cache nothing else uses. Otherwise an error number, and
+ * swf_error_reason(3) says which check failed or what ran out, naming swf_sweep, and in one
+ * reason every required field that is NULL ("cfg->cache and cfg->init are NULL").
+ * Errors:
+ * EINVAL: cfg is NULL; the list's ops, first or next, the cache, init, guard.enter or
+ * guard.leave is NULL; pin, unpin and linked are neither all set nor all NULL; the reserve is 0
+ * or above SWF_SWEEP_RESERVE_MAX; the slot offset is not a multiple of sizeof(void *); the
+ * section bound is neither 0 nor SWF_SWEEP_SECTION_BOUND_AUTO on a list that cannot pin; or algo
+ * or publish is not one of its enum's values.
+ * ENOMEM: A refill got no object where one was needed (the cache's limit, or the system); the
+ * objects published so far stay valid, nothing leaks, and a later call finishes the job once
+ * memory is to be had. Also, with nothing done, when a reserve of more than 64 objects could not
+ * be given the memory the call allocates for it.
  */
 SWF_API int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats);
 
-/* The checks swf_sweep makes: cfg validated against ops (which replace cfg->list.ops). Reads
- * only; any thread. Returns 0, or EINVAL as swf_sweep. */
+/*
+ * Make the checks swf_sweep() makes of cfg, with ops in place of cfg->list.ops, and nothing
+ * else.
+ *
+ * Concurrency: Any thread; it only reads cfg and ops.
+ * Progress: Wait-free, but for the line the full checks may print when SWF_RESUME cannot pin.
+ * Ordering: None.
+ * Returns: 0 if swf_sweep() would accept cfg with ops, else an error number; swf_error_reason(3)
+ * then names swf_sweep_validate and the check that failed.
+ * Errors:
+ * EINVAL: cfg is NULL, or cfg with ops fails a check of swf_sweep() (its EINVAL).
+ */
 SWF_API int swf_sweep_validate(const struct swf_sweep_config *cfg, const struct swf_list_ops *ops);
 
-/* The out-of-line half of a sweep SWF_SWEEP_DEFINE generates: swf_sweep_validate, and the slot
- * offset the adapter fixes, with messages that name fn (the generated function). Call that. */
+/*
+ * The out-of-line half of each sweep SWF_SWEEP_DEFINE generates, exported for it alone: the
+ * checks of swf_sweep_validate() but the one of cfg->init, then that cfg->list.slot_offset is
+ * slot_offset; the failures' reasons name fn, the generated sweep.
+ *
+ * Concurrency: Any thread; it only reads its arguments.
+ * Progress: Wait-free, but for the line the full checks may print when SWF_RESUME cannot pin.
+ * Ordering: None.
+ * Returns: 0 if the generated sweep may run, else an error number.
+ * Errors:
+ * EINVAL: As the sweep that SWF_SWEEP_DEFINE() generates returns it.
+ */
 SWF_API int swf_sweep_define_check_(const struct swf_sweep_config *cfg,
                                     const struct swf_list_ops *ops, size_t slot_offset,
                                     const char *fn);
@@ -302,17 +291,20 @@ SWF_API int swf_sweep_define_check_(const struct swf_sweep_config *cfg,
 #include "sweep_inline.h"
 
 /*
- * SWF_SWEEP_DEFINE(fn, list_name, init_fn) defines
- *     static int fn(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
- * a sweep specialised for a list adapter generated with one of the SWF_LIST_* macros (list.h,
- * list_sysqueue.h, list_urcu.h, list_hash.h; list_name is that macro's first argument) and for
- * the init function init_fn: the list ops, the slot's offset and init are compile-time constants,
- * called or used directly and inline, with no indirect call per member. cfg->list.ops and
- * cfg->init are ignored (list_name's ops and init_fn are used); cfg->list.slot_offset must be the
- * adapter's (as NAME_list() sets it), else EINVAL; everything else is as swf_sweep, and its
- * messages (swf_error_reason, the full checks' lines) name fn. An adapter
- * written by hand works too if it defines `NAME_ops` (static const struct swf_list_ops whose
- * functions are visible for inlining) and `enum { NAME_slot_offset = offsetof(...) }`.
+ * Define fn, a static function with swf_sweep()'s parameters and result: swf_sweep()
+ * specialised for the list adapter list_name and the init function init_fn, which stand for
+ * cfg->list.ops and cfg->init (those two are ignored). list_name is the first argument of one of
+ * the SWF_LIST_* macros, or an adapter written by hand (SWF_SWEEP_DEFINE(3)).
+ *
+ * Concurrency: As for swf_sweep(3).
+ * Progress: As for swf_sweep(3); init_fn must not block.
+ * Ordering: As for swf_sweep(3): init_fn(obj, member, arg) happens-before the release store or
+ * compare-and-swap that publishes obj.
+ * Returns: As swf_sweep(3) returns, but the reasons of swf_error_reason() and the full checks'
+ * lines name fn.
+ * Errors: The generated sweep fn fails as swf_sweep(3) does, except that it checks neither
+ * cfg->list.ops nor cfg->init, and besides:
+ * EINVAL: cfg->list.slot_offset is not list_name's (the one NAME_list() sets).
  */
 #define SWF_SWEEP_DEFINE(fn, list_name, init_fn)                                                  \
     static inline void fn##_init_(void *obj, void *member, void *arg)                             \
