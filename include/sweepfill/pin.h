@@ -188,20 +188,29 @@ SWF_API void swf_grace_epoch(struct swf_grace *g, struct ck_epoch_record *rec);
 SWF_API void swf_grace_lock(struct swf_grace *g);
 
 /*
- * The SWF_PIN_GRACE_WORDS words of grace storage in a pin, for a grace mechanism's defer, and
- * the pin that holds that storage, for the mechanism's callback.
+ * The SWF_PIN_GRACE_WORDS words of grace storage in a pin, for a grace mechanism's defer.
  *
- * Concurrency: any thread, any time; they touch no memory.
+ * Concurrency: any thread, any time; it touches no memory.
  * Progress: pure address arithmetic, in constant time.
  * Ordering: none.
- * Returns: swf_pin_grace_storage() returns the address of the pin's grace storage, and
- * swf_pin_from_grace_storage() the pin whose grace storage is at storage.
- * Errors: none; neither checks its argument.
+ * Returns: the address of the pin's grace storage.
+ * Errors: none; it does not check its argument.
  */
 static inline void *swf_pin_grace_storage(struct swf_pin *pin)
 {
     return SWF_STATIC_CAST_(void *, pin->x_grace);
 }
+
+/*
+ * The pin whose grace storage is at storage, for a grace mechanism's callback: the inverse of
+ * swf_pin_grace_storage().
+ *
+ * Concurrency: any thread, any time; it touches no memory.
+ * Progress: pure address arithmetic, in constant time.
+ * Ordering: none.
+ * Returns: the pin that holds storage.
+ * Errors: none; it does not check its argument.
+ */
 static inline struct swf_pin *swf_pin_from_grace_storage(void *storage)
 {
     return SWF_CONTAINER_OF(storage, struct swf_pin, x_grace);
