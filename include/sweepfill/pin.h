@@ -8,6 +8,17 @@
  * mechanisms for ck_epoch and for locks (swf_grace_urcu is in list_urcu.h). The contract of
  * each function is in the comment above it; swf_pin_retire(3) explains the protocol.
  *
+ * Synchronisation on one pin ("-": may run concurrently from any threads; "X": must not; each
+ * function's Concurrency paragraph says why):
+ *
+ *                 get   put   linked  retire  grace_over  init
+ *   get            -     -      -       -         X         X
+ *   put            -     -      -       -         -         X
+ *   linked         -     -      -       -         -         X
+ *   retire         -     -      -       X         -         X
+ *   grace_over     X     -      -       -         X         X
+ *   init           X     X      X       X         X         X
+ *
  * The void functions do nothing with a NULL pin. Misuse of a pin that every build catches
  * (swf_pin_retire(3) and swf_grace_epoch(3) list it) prints one line naming the function and
  * the pin, and aborts.
