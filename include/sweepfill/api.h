@@ -7,8 +7,8 @@
  * EBUSY, ...), as pthreads does; they never crash on NULL pointers, zero or overflowing sizes
  * passed to them. Functions that return a pointer return NULL on failure and set errno. After any
  * failure, swf_error_reason() says which check failed or what ran out. The inline helpers of
- * list.h and registry.h do not check their arguments and set no reason: each is one load or
- * store.
+ * list.h and registry.h do not check their arguments and set no reason: each is a few loads
+ * and stores at most.
  *
  * Misuse: what is caught prints one line, "sweepfill: <function>: <what>", to stderr and aborts
  * (the line names the pointer and, for a cache, the cache). Every build catches, in O(1) per
