@@ -1,12 +1,14 @@
 /*
- * sweepfill/api.h - conventions shared by every sweepfill header.
+ * sweepfill/api.h - conventions shared by every sweepfill header (each one includes this one):
+ * how failures are reported (swf_error_reason), what misuse does (swf_debug_checks), public
+ * names, and SWF_CONTAINER_OF.
  *
  * Errors: functions that can fail return 0 or a positive errno value (EINVAL, ENOMEM, EAGAIN,
  * EBUSY, ...), as pthreads does; they never crash on NULL pointers, zero or overflowing sizes
  * passed to them. Functions that return a pointer return NULL on failure and set errno. After any
- * failure, swf_error_reason() says which check failed or what ran out, in words; like errno, it
- * means something only right after a call that failed. (The inline helpers of list.h and
- * registry.h do not check their arguments: they are one load or store.)
+ * failure, swf_error_reason() says which check failed or what ran out. The inline helpers of
+ * list.h and registry.h do not check their arguments and set no reason: each is a few loads
+ * and stores at most.
  *
  * Misuse: what is caught prints one line, "sweepfill: <function>: <what>", to stderr and aborts
  * (the line names the pointer and, for a cache, the cache). Every build catches, in O(1) per
@@ -15,15 +17,14 @@
  * cache.h at swf_cache_free says exactly when), and a pin put without its get (pin.h). The full
  * checks also catch a double free wherever the object is, a free of an object queued for a
  * deferred free (cache.h), and a linked member that still holds an object once
- * swf_feature_deactivate has taken every slot (a move during it: feature.h): they are on for every
- * cache when sweepfill was built with meson -Ddebug_checks=true or when the environment variable
- * SWF_DEBUG holds the word "checks" as the library is loaded (SWF_DEBUG=checks: no rebuild needed;
- * any other word in it prints one line on stderr and changes nothing), and for one cache with
- * swf_cache_config.checks = 1. With them on for the process, every EINVAL reason is printed to
- * stderr too. Misuse not caught is undefined behaviour.
+ * swf_feature_deactivate has taken every slot (a move during it: feature.h). They are on for
+ * every cache of the process in a library built with them or run with SWF_DEBUG=checks
+ * (swf_debug_checks says which), and for one cache created with swf_cache_config.checks = 1.
+ * With them on for the process, every EINVAL reason is printed to stderr too, as "sweepfill:
+ * <function>: EINVAL: <reason>". Misuse not caught is undefined behaviour.
  *
  * Every public symbol starts with swf_ (types, functions) or SWF_ (macros, constants); the shared
- * library exports nothing else.
+ * library exports nothing else. Names that end in an underscore are internal.
  */
 #ifndef SWEEPFILL_API_H
 #define SWEEPFILL_API_H
@@ -41,12 +42,18 @@ extern "C" {
 #endif
 
 /*
- * Why the most recent failing sweepfill call on the calling thread failed: a constant string
- * naming the check or condition ("cfg->reserve is 0", "no object ready for this thread"). Read it
- * right after a call that reported failure (an error number, or NULL), as errno: no call clears
- * it, so after a successful call it may still name an earlier failure, or an attempt inside
- * that call which failed and was recovered from (swf_sweep's SWF_NOWAIT allocations). Before any
- * failure on the thread it says so. Never NULL. Any thread; wait-free; no allocation.
+ * Why the most recent failing sweepfill call on the calling thread failed, in words.
+ *
+ * Concurrency: any thread, any time; the reason is kept per thread.
+ * Progress: Wait-free, with no allocation.
+ * Ordering: none: it reads only thread-local and constant data.
+ * Returns: a constant string with static storage duration, never NULL, naming the check or the
+ * condition ("cfg->reserve is 0", "no object ready for this thread"). Like errno, it means
+ * something only right after a call that reported failure (an error number, or NULL): no call
+ * clears it, so after a successful call it may still name an earlier failure, or an attempt
+ * inside that call which failed and was recovered from (the SWF_NOWAIT allocations of
+ * swf_sweep()). Before any failure on the thread, it says that none has failed.
+ * Errors: None; it cannot fail.
  */
 SWF_API const char *swf_error_reason(void);
 
@@ -54,9 +61,17 @@ SWF_API const char *swf_error_reason(void);
  * or space-separated list of words, of which "checks" is the one this version knows. */
 #define SWF_DEBUG_ENV "SWF_DEBUG"
 
-/* 1 when the full misuse checks are on for every cache of the process: the library was built with
- * meson -Ddebug_checks=true, or SWF_DEBUG named "checks" when it was loaded; else 0 (a cache
- * created with swf_cache_config.checks = 1 has them even then). Any thread; wait-free. */
+/*
+ * Whether the full misuse checks are on for every cache of the process.
+ *
+ * Concurrency: any thread, any time.
+ * Progress: Wait-free, with no allocation.
+ * Ordering: none: it reads a flag that is set once, when the library is loaded.
+ * Returns: 1 when the library was built with meson -Ddebug_checks=true, or when SWF_DEBUG named
+ * the word "checks" as the library was loaded; otherwise 0, also when single caches have the
+ * checks (swf_cache_config.checks = 1).
+ * Errors: None; it cannot fail.
+ */
 SWF_API int swf_debug_checks(void);
 
 #ifdef __cplusplus
@@ -64,16 +79,21 @@ SWF_API int swf_debug_checks(void);
 #endif
 
 /*
- * SWF_CONTAINER_OF(ptr, type, member): the struct `type` that holds *ptr as its field `member`,
- * e.g. the member of your own type around the struct swf_node a registry hands back:
- *     struct task *t = SWF_CONTAINER_OF(node, struct task, node);
- * Pure address arithmetic (no access); ptr must point at that field of a live `type`.
+ * SWF_CONTAINER_OF(ptr, type, member): the structure of type type that holds *ptr as its field
+ * member.
+ *
+ * Concurrency: Any thread, any time; it touches no memory.
+ * Progress: A constant-time address computation.
+ * Ordering: None.
+ * Returns: A pointer to the enclosing type, computed with offsetof() and no access, so ptr must
+ * point at that field of a live type.
+ * Errors: None; a member that type does not have is a compile-time error.
  */
-#if defined(__cplusplus)
+#ifndef __cplusplus
+#define SWF_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+#else
 #define SWF_CONTAINER_OF(ptr, type, member) \
     (reinterpret_cast<type *>(reinterpret_cast<char *>(ptr) - offsetof(type, member)))
-#else
-#define SWF_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 #endif
 
 /* Internal: what the inline code of the headers uses so that it compiles without warnings as

@@ -1,6 +1,8 @@
 /*
- * sweepfill/version.h - which sweepfill these headers belong to, and what may change between
- * versions. api.h includes it, so every sweepfill header brings it in.
+ * sweepfill/version.h - which sweepfill these headers belong to (SWF_VERSION_MAJOR, _MINOR,
+ * _PATCH, SWF_VERSION, SWF_VERSION_CHECK), which one the program runs with (swf_version), and
+ * what may change between versions (the ABI policy below). api.h includes it, so every
+ * sweepfill header brings it in.
  *
  * Versions: MAJOR.MINOR.PATCH, the same as meson's project version (meson setup refuses to
  * configure when the numbers here disagree with it). MINOR and PATCH stay below 100, so that
@@ -50,14 +52,23 @@
 
 #include "api.h"
 
+/* The headers' version, MAJOR.MINOR.PATCH. */
 #define SWF_VERSION_MAJOR 0
 #define SWF_VERSION_MINOR 1
 #define SWF_VERSION_PATCH 0
 
-/* The version as one number: major * 10000 + minor * 100 + patch (0.1.0 is 100). */
+/*
+ * SWF_VERSION: the headers' version as one number, major * 10000 + minor * 100 + patch (0.1.0 is
+ * 100). SWF_VERSION_CHECK(major, minor, patch): whether these headers are that version or later.
+ *
+ * Concurrency: Any thread, any time: a constant.
+ * Progress: evaluated at compile time.
+ * Ordering: None.
+ * Returns: 1 when the headers are that version or later, else 0 (SWF_VERSION: the headers'
+ * version number); both are integer constant expressions, usable in #if.
+ * Errors: none.
+ */
 #define SWF_VERSION (SWF_VERSION_MAJOR * 10000 + SWF_VERSION_MINOR * 100 + SWF_VERSION_PATCH)
-
-/* True when these headers are version major.minor.patch or later; usable in #if. */
 #define SWF_VERSION_CHECK(major, minor, patch) \
     (SWF_VERSION >= (major)*10000 + (minor)*100 + (patch))
 
@@ -66,9 +77,13 @@ extern "C" {
 #endif
 
 /*
- * The version of the library the program runs with, as SWF_VERSION computes it for the headers:
- * a program built against older headers may compare the two to learn what the library offers.
- * Any thread, any time; wait-free; no allocation. Never fails.
+ * The version of the library the program runs with, as SWF_VERSION computes it for the headers.
+ *
+ * Concurrency: Any thread, any time: a constant.
+ * Progress: wait-free, with no allocation.
+ * Ordering: None.
+ * Returns: the library's version number.
+ * Errors: none; it cannot fail.
  */
 SWF_API unsigned swf_version(void);
 
