@@ -10,8 +10,9 @@
  *   loose.c     the loose list: objects freed when no magazine had room
  *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
  *   chunk.c     mapping and preparing memory for objects, and carving objects from it
- *   freecheck.c the process-wide map from address to chunk (the always-on check of every
- *               free), the free mark's double-free check, and the full checks' states
+ *   chunkmap.c  the process-wide map from address to chunk, and an object's full checks' state
+ *   freecheck.c the always-on check of every free, the free mark's double-free check, and the
+ *               full checks' state moves
  *   deferred.c  frees after an epoch grace period
  *   percpu.c    the per-CPU mode's magazines: one per CPU in the slot array, moved by rseq
  *   validate.c  the full checks' recount of the conservation equations below
@@ -496,12 +497,29 @@ extern const char swfi_table_why[];
 /* Unmap every chunk (destroy). */
 void swfi_chunks_free(struct swf_cache *c);
 
-/* ---- freecheck.c ----------------------------------------------------------------------------- */
+/* ---- chunkmap.c ------------------------------------------------------------------------------ */
 
 /* Record a chunk's granules in the process-wide map (refill_lock held), and forget them (before
  * the chunk is unmapped). 0 or ENOMEM (no memory for a table, or an address beyond 2^48). */
 int swfi_dmap_insert(struct swfi_chunk *ch);
 void swfi_dmap_remove(const struct swfi_chunk *ch);
+
+/* The chunk that holds address p, whatever its cache; NULL when none does. Lock-free. */
+struct swfi_chunk *swfi_dmap_lookup(const void *p);
+
+/* obj's index in ch, or ch->nobjs when obj is not the start of one of its objects. */
+static inline size_t swfi_obj_index(const struct swf_cache *c, const struct swfi_chunk *ch,
+                                    const void *obj)
+{
+    uint64_t q = ((uintptr_t)obj - (uintptr_t)ch->base) * c->owner.head.inv;
+    q = (q >> c->owner.head.shift) | (q << ((64 - c->owner.head.shift) & 63));
+    return q < ch->nobjs ? (size_t)q : ch->nobjs;
+}
+
+/* Full checks: the state byte of obj, or NULL when obj is not an object of c or c keeps none. */
+uint8_t *swfi_obj_state(struct swf_cache *c, const void *obj);
+
+/* ---- freecheck.c ----------------------------------------------------------------------------- */
 
 /* Set the head's free mark key and stride inverse (create; after the owner has its id). */
 void swfi_free_check_init(struct swf_cache *c);
@@ -543,9 +561,6 @@ void swfi_owner_check(struct swf_cache *c, struct swfi_tstate *ts, const char *f
 /* A single free's check: swfi_owner_check, then, when ts is not NULL and obj carries the free
  * mark, abort if obj is in ts's magazines (loaded or prev). Reads obj's first word only. */
 void swfi_free_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, void *obj);
-
-/* Full checks: the state byte of obj, or NULL when obj is not an object of c or c keeps none. */
-uint8_t *swfi_obj_state(struct swf_cache *c, const void *obj);
 
 /* Full checks: move obj from state `from` to `to` or abort naming fn. */
 void swfi_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
