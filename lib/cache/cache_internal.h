@@ -5,8 +5,9 @@
  *   cache.c     the public entry points: the alloc and free fast paths, grow, flush, limits,
  *               statistics, create and destroy, and the fork hooks
  *   policy.c    the order in which an allocation seeks a free object and a free puts one
- *   mag.c       making magazines (in blocks), and private chains of empty ones; the depot's
- *               full, partial and empty stacks of magazines are inline, below
+ *   mag.c       making magazines (in blocks), private chains of empty ones, and a magazine's
+ *               own check; the depot's full, partial and empty stacks of magazines are inline,
+ *               below
  *   loose.c     the loose list: objects freed when no magazine had room
  *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
  *   chunk.c     mapping and preparing memory for objects, and carving objects from it
@@ -212,10 +213,14 @@ struct swf_cache {
     uint32_t x_users[SWFI_CACHE_USERS]; /* features and registries alive on the cache (users.h) */
 };
 
-/* Full checks (validate.c): abort naming fn unless magazine m (held by the caller) holds at most
+/* Full checks (mag.c): abort naming fn unless magazine m (held by the caller) holds at most
  * MAG_CAP free objects of c. O(m->pub.n): cheap enough for every move of a magazine to the depot.
  */
 void swfi_mag_validate(struct swf_cache *c, const struct swfi_mag *m, const char *fn);
+
+/* Full checks: abort naming fn unless obj, found in `where` (a place where free objects wait),
+ * is an object of c in state FREE. */
+void swfi_obj_validate(struct swf_cache *c, const char *fn, const void *obj, const char *where);
 
 /* ---- the depot's stacks ---------------------------------------------------------------------- */
 
