@@ -8,7 +8,8 @@
  *   mag.c       making magazines (in blocks), private chains of empty ones, and a magazine's
  *               own check; the depot's full, partial and empty stacks of magazines are inline,
  *               below
- *   loose.c     the loose list: objects freed when no magazine had room
+ *   loose.c     the loose list: objects freed when no magazine had room, and its spreading
+ *               into magazines
  *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
  *   chunk.c     mapping and preparing memory for objects, and carving objects from it
  *   chunkmap.c  the process-wide map from address to chunk, and an object's full checks' state
@@ -318,9 +319,6 @@ void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n);
  * none had one. */
 void *swfi_take_shared(struct swf_cache *c, struct swfi_tstate *held, bool wait);
 
-/* Put every loose object into magazines, making magazines as needed (refill_lock held). */
-void swfi_loose_to_mags(struct swf_cache *c);
-
 /* ---- loose.c --------------------------------------------------------------------------------- */
 
 /* Push one object (counted in x_loose_objs). */
@@ -336,6 +334,14 @@ void swfi_loose_give_back(struct swf_cache *c, void *chain);
 
 /* n objects of taken chains went elsewhere: uncount them. */
 void swfi_loose_taken(struct swf_cache *c, uint64_t n);
+
+/* Take the whole list: up to `room` objects into m (held by the caller), the rest spread into
+ * empty magazines on the depot, and what finds none back on the list. Returns how many went into
+ * m. Lock-free. */
+uint32_t swfi_loose_fill(struct swf_cache *c, struct swfi_mag *m, uint32_t room);
+
+/* Put every loose object into magazines, making magazines as needed (refill_lock held). */
+void swfi_loose_to_mags(struct swf_cache *c);
 
 /* ---- tstate.c -------------------------------------------------------------------------------- */
 

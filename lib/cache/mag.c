@@ -3,8 +3,8 @@
  *
  * Magazines are made only on the blocking paths (refill_lock held), as many as are needed at that
  * moment, in whole table blocks of 8 (4,224 bytes), up to 64 blocks an allocation, and live until
- * the cache is destroyed; new ones go on the depot's empty stack. The policy (policy.c) makes
- * them when spreading the loose list finds no empty one.
+ * the cache is destroyed; new ones go on the depot's empty stack. The blocking paths' spreading
+ * of the loose list (loose.c) makes them when it finds no empty one.
  *
  * A grow makes magazines for the objects it maps, before it maps them, so that every ready object
  * has room in one: a magazine per SWF_CACHE_MAGAZINE objects of every chunk, counted in
