@@ -17,6 +17,7 @@
  *               full checks' state moves
  *   deferred.c  frees after an epoch grace period
  *   percpu.c    the per-CPU mode's magazines: one per CPU in the slot array, moved by rseq
+ *   stats.c     the counters summed (swf_cache_stats)
  *   validate.c  the full checks' recount of the conservation equations below
  *   failslab.c  failure injection (failslab.h)
  *
@@ -583,6 +584,11 @@ static inline void swfi_debug_transition(struct swf_cache *c, const char *fn, vo
     if (SWF_UNLIKELY(c->checks))
         swfi_debug_transition_slow(c, fn, obj, from, to);
 }
+
+/* ---- stats.c --------------------------------------------------------------------------------- */
+
+/* Sum the counters into *out: swf_cache_stats without its argument checks. Lock-free. */
+void swfi_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
 
 /* ---- validate.c ------------------------------------------------------------------------------ */
 

@@ -107,7 +107,7 @@ void swfi_cache_validate(struct swf_cache *c, const char *fn)
     if (!c->checks)
         return;
     struct swf_cache_stats s;
-    swf_cache_stats(c, &s);
+    swfi_cache_stats(c, &s);
     struct tally t = {0};
     uint64_t full_mags, partial_mags, empty_mags;
     uint64_t depot = stack_objs(c, &c->full, &full_mags, fn);
