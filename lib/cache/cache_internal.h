@@ -1,25 +1,29 @@
 /*
  * lib/cache/cache_internal.h - the object cache's structures and the functions its files share,
- * grouped by the file that defines them (one concept per file):
+ * grouped by the file that defines them (one concept per file). The files, bottom up: each uses
+ * the functions and variables of only the files listed before it (by name, or through an inline
+ * function of this folder's headers), so their uses form no circle (test/unit/layers.py checks
+ * it):
  *
- *   cache.c     the public entry points: the alloc and free fast paths, grow, flush, limits,
- *               statistics, create and destroy, and the fork hooks
- *   policy.c    the order in which an allocation seeks a free object and a free puts one
+ *   chunkmap.c  the process-wide map from address to chunk, and an object's full checks' state
  *   mag.c       making magazines (in blocks), private chains of empty ones, and a magazine's
  *               own check; the depot's full, partial and empty stacks of magazines are inline,
  *               below
  *   loose.c     the loose list: objects freed when no magazine had room, and its spreading
  *               into magazines
- *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
  *   chunk.c     mapping and preparing memory for objects, and carving objects from it
- *   chunkmap.c  the process-wide map from address to chunk, and an object's full checks' state
+ *   percpu.c    the per-CPU mode's magazines: one per CPU in the slot array, moved by rseq
  *   freecheck.c the always-on check of every free, the free mark's double-free check, and the
  *               full checks' state moves
- *   deferred.c  frees after an epoch grace period
- *   percpu.c    the per-CPU mode's magazines: one per CPU in the slot array, moved by rseq
  *   stats.c     the counters summed (swf_cache_stats)
+ *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back,
+ *               and the fork hooks
+ *   policy.c    the order in which an allocation seeks a free object and a free puts one
  *   validate.c  the full checks' recount of the conservation equations below
+ *   deferred.c  frees after an epoch grace period
  *   failslab.c  failure injection (failslab.h)
+ *   cache.c     the public entry points: the alloc and free fast paths, grow, flush, limits,
+ *               statistics, create and destroy
  *
  * Where a free object can be, and who may touch it there:
  *   1. in a magazine loaded in a thread state (ts->loaded, ts->prev): only the thread bound to
