@@ -1,21 +1,29 @@
 /*
  * lib/cache/cache_internal.h - the object cache's structures and the functions its files share,
- * grouped by the file that defines them (one concept per file):
+ * grouped by the file that defines them (one concept per file). The files, bottom up: each uses
+ * the functions and variables of only the files listed before it (by name, or through an inline
+ * function of this folder's headers), so their uses form no circle (test/unit/layers.py checks
+ * it):
  *
- *   cache.c     the public entry points: the alloc and free fast paths, grow, flush, limits,
- *               statistics, create and destroy, and the fork hooks
- *   policy.c    the order in which an allocation seeks a free object and a free puts one
- *   mag.c       making magazines (in blocks), and private chains of empty ones; the depot's
- *               full, partial and empty stacks of magazines are inline, below
- *   loose.c     the loose list: objects freed when no magazine had room
- *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back
+ *   chunkmap.c  the process-wide map from address to chunk, and an object's full checks' state
+ *   mag.c       making magazines (in blocks), private chains of empty ones, and a magazine's
+ *               own check; the depot's full, partial and empty stacks of magazines are inline,
+ *               below
+ *   loose.c     the loose list: objects freed when no magazine had room, and its spreading
+ *               into magazines
  *   chunk.c     mapping and preparing memory for objects, and carving objects from it
- *   freecheck.c the process-wide map from address to chunk (the always-on check of every
- *               free), the free mark's double-free check, and the full checks' states
- *   deferred.c  frees after an epoch grace period
  *   percpu.c    the per-CPU mode's magazines: one per CPU in the slot array, moved by rseq
+ *   freecheck.c the always-on check of every free, the free mark's double-free check, and the
+ *               full checks' state moves
+ *   stats.c     the counters summed (swf_cache_stats)
+ *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back,
+ *               and the fork hooks
+ *   policy.c    the order in which an allocation seeks a free object and a free puts one
  *   validate.c  the full checks' recount of the conservation equations below
+ *   deferred.c  frees after an epoch grace period
  *   failslab.c  failure injection (failslab.h)
+ *   cache.c     the public entry points: the alloc and free fast paths, grow, flush, limits,
+ *               statistics, create and destroy
  *
  * Where a free object can be, and who may touch it there:
  *   1. in a magazine loaded in a thread state (ts->loaded, ts->prev): only the thread bound to
@@ -211,10 +219,14 @@ struct swf_cache {
     uint32_t x_users[SWFI_CACHE_USERS]; /* features and registries alive on the cache (users.h) */
 };
 
-/* Full checks (validate.c): abort naming fn unless magazine m (held by the caller) holds at most
+/* Full checks (mag.c): abort naming fn unless magazine m (held by the caller) holds at most
  * MAG_CAP free objects of c. O(m->pub.n): cheap enough for every move of a magazine to the depot.
  */
 void swfi_mag_validate(struct swf_cache *c, const struct swfi_mag *m, const char *fn);
+
+/* Full checks: abort naming fn unless obj, found in `where` (a place where free objects wait),
+ * is an object of c in state FREE. */
+void swfi_obj_validate(struct swf_cache *c, const char *fn, const void *obj, const char *where);
 
 /* ---- the depot's stacks ---------------------------------------------------------------------- */
 
@@ -312,9 +324,6 @@ void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n);
  * none had one. */
 void *swfi_take_shared(struct swf_cache *c, struct swfi_tstate *held, bool wait);
 
-/* Put every loose object into magazines, making magazines as needed (refill_lock held). */
-void swfi_loose_to_mags(struct swf_cache *c);
-
 /* ---- loose.c --------------------------------------------------------------------------------- */
 
 /* Push one object (counted in x_loose_objs). */
@@ -330,6 +339,14 @@ void swfi_loose_give_back(struct swf_cache *c, void *chain);
 
 /* n objects of taken chains went elsewhere: uncount them. */
 void swfi_loose_taken(struct swf_cache *c, uint64_t n);
+
+/* Take the whole list: up to `room` objects into m (held by the caller), the rest spread into
+ * empty magazines on the depot, and what finds none back on the list. Returns how many went into
+ * m. Lock-free. */
+uint32_t swfi_loose_fill(struct swf_cache *c, struct swfi_mag *m, uint32_t room);
+
+/* Put every loose object into magazines, making magazines as needed (refill_lock held). */
+void swfi_loose_to_mags(struct swf_cache *c);
 
 /* ---- tstate.c -------------------------------------------------------------------------------- */
 
@@ -496,12 +513,29 @@ extern const char swfi_table_why[];
 /* Unmap every chunk (destroy). */
 void swfi_chunks_free(struct swf_cache *c);
 
-/* ---- freecheck.c ----------------------------------------------------------------------------- */
+/* ---- chunkmap.c ------------------------------------------------------------------------------ */
 
 /* Record a chunk's granules in the process-wide map (refill_lock held), and forget them (before
  * the chunk is unmapped). 0 or ENOMEM (no memory for a table, or an address beyond 2^48). */
 int swfi_dmap_insert(struct swfi_chunk *ch);
 void swfi_dmap_remove(const struct swfi_chunk *ch);
+
+/* The chunk that holds address p, whatever its cache; NULL when none does. Lock-free. */
+struct swfi_chunk *swfi_dmap_lookup(const void *p);
+
+/* obj's index in ch, or ch->nobjs when obj is not the start of one of its objects. */
+static inline size_t swfi_obj_index(const struct swf_cache *c, const struct swfi_chunk *ch,
+                                    const void *obj)
+{
+    uint64_t q = ((uintptr_t)obj - (uintptr_t)ch->base) * c->owner.head.inv;
+    q = (q >> c->owner.head.shift) | (q << ((64 - c->owner.head.shift) & 63));
+    return q < ch->nobjs ? (size_t)q : ch->nobjs;
+}
+
+/* Full checks: the state byte of obj, or NULL when obj is not an object of c or c keeps none. */
+uint8_t *swfi_obj_state(struct swf_cache *c, const void *obj);
+
+/* ---- freecheck.c ----------------------------------------------------------------------------- */
 
 /* Set the head's free mark key and stride inverse (create; after the owner has its id). */
 void swfi_free_check_init(struct swf_cache *c);
@@ -544,9 +578,6 @@ void swfi_owner_check(struct swf_cache *c, struct swfi_tstate *ts, const char *f
  * mark, abort if obj is in ts's magazines (loaded or prev). Reads obj's first word only. */
 void swfi_free_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, void *obj);
 
-/* Full checks: the state byte of obj, or NULL when obj is not an object of c or c keeps none. */
-uint8_t *swfi_obj_state(struct swf_cache *c, const void *obj);
-
 /* Full checks: move obj from state `from` to `to` or abort naming fn. */
 void swfi_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
                                 uint8_t to);
@@ -557,6 +588,11 @@ static inline void swfi_debug_transition(struct swf_cache *c, const char *fn, vo
     if (SWF_UNLIKELY(c->checks))
         swfi_debug_transition_slow(c, fn, obj, from, to);
 }
+
+/* ---- stats.c --------------------------------------------------------------------------------- */
+
+/* Sum the counters into *out: swf_cache_stats without its argument checks. Lock-free. */
+void swfi_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
 
 /* ---- validate.c ------------------------------------------------------------------------------ */
 

@@ -255,7 +255,7 @@ struct layout {
 /* The unit of a chunk of base pages: a page for a cache's first chunk, four times larger for each
  * later one, up to 64 KiB (CHUNK_ALIGN) from the third on. So a cache's first use maps what it
  * needs, rounded up to a page, and a cache that keeps growing soon maps 64 KiB at a time. Chunks
- * stay CHUNK_ALIGN-aligned whatever their size (one chunk per granule of the map: freecheck.c). */
+ * stay CHUNK_ALIGN-aligned whatever their size (one chunk per granule of the map: chunkmap.c). */
 static size_t small_unit(const struct swf_cache *c)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE), unit = page;
@@ -340,7 +340,7 @@ static struct swfi_chunk *chunk_map(struct swf_cache *c, const struct layout *l,
         struct swfi_prep small = {.lock = c->lock_memory, .threads = 1};
         ch->state = (uint8_t *)swfi_map_prepared(ch->state_bytes, page, &small, err);
     }
-    /* Every free looks its pointer up in the process-wide map (freecheck.c). */
+    /* Every free looks its pointer up in the process-wide map (chunkmap.c). */
     if ((c->checks && ch->state == NULL) || swfi_dmap_insert(ch) != 0) {
         if (ch->state != NULL)
             munmap(ch->state, ch->state_bytes);

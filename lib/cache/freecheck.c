@@ -2,21 +2,13 @@
  * lib/cache/freecheck.c - the checks every free makes, in every build, and the full checks' object
  * states.
  *
- * The map. A process-wide map from an address to the chunk that holds it, kept by chunk.c as
- * chunks are mapped and unmapped: two levels over 64 KiB granules (chunks are aligned to
- * CHUNK_ALIGN, one granule, and no two chunks share one), the first a static array indexed by
- * address bits 32-47 (512 KiB of untouched, hence unbacked, BSS), the second tables of 4 GiB
- * made on demand by the blocking path that maps a chunk and never freed. Entries are published
- * with a release store after the chunk is filled in; lookups acquire. A lookup is two dependent
- * loads and no lock, so a free checks its pointer in O(1) whatever the number of caches.
- *
- * What every free checks (swfi_owner_check): the chunk holding obj belongs to the cache it is freed
- * into, and obj is the start of one of its objects - which rules out a pointer from malloc, one
- * into the middle of an object, and another cache's object, whatever its size. A thread state
- * remembers the last chunk it checked (cache.h: base, nobjs), so the common free does only
- * cache.h's test: a subtraction, a multiplication by the inverse of the stride's odd part, a
- * rotation and a compare, exact for any stride (n is a multiple of d = d' 2^k, d' odd, if and
- * only if rotr(n * inverse(d'), k) <= (2^64 - 1) / d, which is then n / d).
+ * What every free checks (swfi_owner_check): the chunk holding obj (chunkmap.c's map) belongs to
+ * the cache it is freed into, and obj is the start of one of its objects - which rules out a
+ * pointer from malloc, one into the middle of an object, and another cache's object, whatever its
+ * size. A thread state remembers the last chunk it checked (cache.h: base, nobjs), so the common
+ * free does only cache.h's test: a subtraction, a multiplication by the inverse of the stride's odd
+ * part, a rotation and a compare, exact for any stride (n is a multiple of d = d' 2^k, d' odd, if
+ * and only if rotr(n * inverse(d'), k) <= (2^64 - 1) / d, which is then n / d).
  *
  * The free mark (glibc's tcache key): each cache has a random key, never 0 (cache.h's head). A
  * single free - after the owner check, before the object goes anywhere another thread can take
@@ -38,77 +30,8 @@
  */
 #include "cache/cache_internal.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <sys/random.h>
 #include <time.h>
-
-#define DMAP_GRANULE_BITS 16                /* 64 KiB: CHUNK_ALIGN */
-#define DMAP_L2_BITS      16                /* address bits 16-31 */
-#define DMAP_L1_SIZE      ((size_t)1 << 16) /* address bits 32-47 */
-
-_Static_assert(((size_t)1 << DMAP_GRANULE_BITS) == CHUNK_ALIGN, "a granule is a chunk's unit");
-
-static struct swfi_chunk **dmap[DMAP_L1_SIZE];
-
-static struct swfi_chunk *lookup(const void *p)
-{
-    uintptr_t a = (uintptr_t)p;
-    if ((a >> 32) >= DMAP_L1_SIZE)
-        return NULL;
-    struct swfi_chunk **l2 = swfi_load_acquire_ptr((void *const *)&dmap[a >> 32]);
-    if (l2 == NULL)
-        return NULL;
-    /* Acquire pairs with swfi_dmap_insert's release: the chunk's fields are initialised. */
-    return swfi_load_acquire_ptr(
-        (void *const *)&l2[(a >> DMAP_GRANULE_BITS) & (((size_t)1 << DMAP_L2_BITS) - 1)]);
-}
-
-/* The second-level table for address a, made if need be; NULL when out of memory or range. */
-static struct swfi_chunk **l2_for(uintptr_t a)
-{
-    if ((a >> 32) >= DMAP_L1_SIZE)
-        return NULL;
-    void **slot = (void **)&dmap[a >> 32];
-    struct swfi_chunk **l2 = swfi_load_acquire_ptr(slot);
-    if (l2 != NULL)
-        return l2;
-    l2 = calloc((size_t)1 << DMAP_L2_BITS, sizeof(*l2));
-    if (l2 == NULL)
-        return NULL;
-    void *seen = NULL;
-    if (swfi_cas_acq_rel_ptr(slot, &seen, l2))
-        return l2;
-    free(l2); /* another cache's grow made it first */
-    return seen;
-}
-
-static void set_granules(const struct swfi_chunk *ch, struct swfi_chunk *value)
-{
-    for (uintptr_t a = (uintptr_t)ch->base; a < (uintptr_t)ch->base + ch->map_bytes;
-         a += CHUNK_ALIGN) {
-        struct swfi_chunk **l2 = swfi_load_acquire_ptr((void *const *)&dmap[a >> 32]);
-        swfi_store_release_ptr(
-            (void **)&l2[(a >> DMAP_GRANULE_BITS) & (((size_t)1 << DMAP_L2_BITS) - 1)], value);
-    }
-}
-
-int swfi_dmap_insert(struct swfi_chunk *ch)
-{
-    uintptr_t end = (uintptr_t)ch->base + ch->map_bytes;
-    for (uintptr_t a = (uintptr_t)ch->base; a < end; a += (uintptr_t)1 << 32)
-        if (l2_for(a) == NULL)
-            return ENOMEM;
-    if (l2_for(end - 1) == NULL)
-        return ENOMEM;
-    set_granules(ch, ch);
-    return 0;
-}
-
-void swfi_dmap_remove(const struct swfi_chunk *ch)
-{
-    set_granules(ch, NULL);
-}
 
 /* The cache's free mark key: the kernel's random generator when it answers at once, else the
  * clock; mixed with the cache's address, so that two caches never share a key by construction.
@@ -137,14 +60,6 @@ void swfi_free_check_init(struct swf_cache *c)
     c->owner.head.shift = shift;
 }
 
-/* obj's index in ch, or ch->nobjs when obj is not the start of one of its objects. */
-static size_t index_in(const struct swf_cache *c, const struct swfi_chunk *ch, const void *obj)
-{
-    uint64_t q = ((uintptr_t)obj - (uintptr_t)ch->base) * c->owner.head.inv;
-    q = (q >> c->owner.head.shift) | (q << ((64 - c->owner.head.shift) & 63));
-    return q < ch->nobjs ? (size_t)q : ch->nobjs;
-}
-
 static __attribute__((noreturn)) void not_ours(struct swf_cache *c, const char *fn,
                                                const struct swfi_chunk *ch, void *obj)
 {
@@ -168,8 +83,8 @@ static bool in_mag(const struct swf_magazine_ *m, const void *obj)
 
 void swfi_owner_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, const void *obj)
 {
-    struct swfi_chunk *ch = lookup(obj);
-    if (ch == NULL || ch->cache != c || index_in(c, ch, obj) == ch->nobjs)
+    struct swfi_chunk *ch = swfi_dmap_lookup(obj);
+    if (ch == NULL || ch->cache != c || swfi_obj_index(c, ch, obj) == ch->nobjs)
         not_ours(c, fn, ch, (void *)obj);
     if (ts != NULL && !c->checks) { /* full checks: every free must reach them, none goes fast */
         ts->pub.base = (uintptr_t)ch->base;
@@ -188,21 +103,12 @@ void swfi_free_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn
         swfi_die(fn, "double free of %p (cache '%s')", obj, c->name);
 }
 
-uint8_t *swfi_obj_state(struct swf_cache *c, const void *obj)
-{
-    struct swfi_chunk *ch = lookup(obj);
-    if (ch == NULL || ch->cache != c || ch->state == NULL)
-        return NULL;
-    size_t i = index_in(c, ch, obj);
-    return i < ch->nobjs ? &ch->state[i] : NULL;
-}
-
 void swfi_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
                                 uint8_t to)
 {
     uint8_t *st = swfi_obj_state(c, obj);
     if (st == NULL)
-        not_ours(c, fn, lookup(obj), obj);
+        not_ours(c, fn, swfi_dmap_lookup(obj), obj);
     uint8_t seen = from;
     if (swfi_cas_relaxed_8(st, &seen, to))
         return;

@@ -1,10 +1,10 @@
 /*
- * lib/cache/mag.c - making magazines, and private chains of empty ones.
+ * lib/cache/mag.c - making magazines, private chains of empty ones, and a magazine's own check.
  *
  * Magazines are made only on the blocking paths (refill_lock held), as many as are needed at that
  * moment, in whole table blocks of 8 (4,224 bytes), up to 64 blocks an allocation, and live until
- * the cache is destroyed; new ones go on the depot's empty stack. The policy (policy.c) makes
- * them when spreading the loose list finds no empty one.
+ * the cache is destroyed; new ones go on the depot's empty stack. The blocking paths' spreading
+ * of the loose list (loose.c) makes them when it finds no empty one.
  *
  * A grow makes magazines for the objects it maps, before it maps them, so that every ready object
  * has room in one: a magazine per SWF_CACHE_MAGAZINE objects of every chunk, counted in
@@ -12,6 +12,9 @@
  * small chunks and none is counted twice. The objects themselves stay uncarved in their chunk
  * until allocations carve them (chunk.c), so these magazines wait empty on the depot for the
  * frees. A chunk of small objects on huge pages holds its own blocks, which the table adopts.
+ *
+ * Every move of a magazine to the depot checks it (swfi_depot_put, with the full checks on): at
+ * most MAG_CAP objects, each one of the cache's and free by its state byte (chunkmap.c).
  */
 #include "cache/cache_internal.h"
 
@@ -131,4 +134,26 @@ size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked, stru
         taken++;
     }
     return taken;
+}
+
+/* ---- a magazine's own check (the full checks) ------------------------------------------------ */
+
+void swfi_obj_validate(struct swf_cache *c, const char *fn, const void *obj, const char *where)
+{
+    const uint8_t *st = swfi_obj_state(c, obj);
+    if (st == NULL)
+        swfi_die(fn, "cache '%s' is inconsistent: %p in %s is not one of its objects", c->name, obj,
+                 where);
+    if (*st != OBJ_FREE)
+        swfi_die(fn, "cache '%s' is inconsistent: %p in %s is in state %u, not free", c->name, obj,
+                 where, *st);
+}
+
+void swfi_mag_validate(struct swf_cache *c, const struct swfi_mag *m, const char *fn)
+{
+    if (m->pub.n > MAG_CAP)
+        swfi_die(fn, "cache '%s' is inconsistent: a magazine holds %u objects (at most %u)",
+                 c->name, m->pub.n, MAG_CAP);
+    for (uint32_t i = 0; c->checks && i < m->pub.n; i++) /* state bytes: the full checks' */
+        swfi_obj_validate(c, fn, m->pub.obj[i], "a magazine");
 }

@@ -1,8 +1,9 @@
 /*
  * lib/cache/policy.c - where an allocation finds a free object, and where a free puts one: the
- * whole order, top to bottom, in this file. The places themselves know nothing of each other:
- * magazines and the depot's stacks (cache_internal.h), the loose list (loose.c), the shared
- * states (tstate.c), new memory and the chunks it is carved from (chunk.c).
+ * whole order, top to bottom, in this file. The places themselves know nothing of this order:
+ * magazines and the depot's stacks (cache_internal.h), the loose list (loose.c, which spreads a
+ * list taken whole into magazines), the shared states (tstate.c), new memory and the chunks it is
+ * carved from (chunk.c).
  *
  * An allocation by a thread bound to the cache (its own thread state, or a shared state claimed
  * for the call) looks, in order:
@@ -11,7 +12,7 @@
  *   3. a magazine from the depot, full ones first            (take_bound)
  *   4. uncarved objects, a magazine's worth carved into its
  *      empty loaded magazine                                 (take_bound, swfi_carve)
- *   5. the loose list, taken whole                           (take_bound, loose_fill)
+ *   5. the loose list, taken whole                           (take_bound, swfi_loose_fill)
  *   6. the other shared states' magazines                    (swfi_take_shared)
  *   7. WAIT only, under refill_lock: new memory, then 1-5    (cache.c, alloc_wait)
  *   8. WAIT only, when mapping failed: 6, waiting out claims (cache.c, alloc_wait)
@@ -46,58 +47,6 @@
  */
 #include "cache/cache_internal.h"
 
-/* ---- the loose list, taken whole ------------------------------------------------------------ */
-
-/* Move objects from a private chain into m until it holds `until`; returns the rest. */
-static void *fill(struct swfi_mag *m, void *chain, uint32_t until, uint64_t *moved)
-{
-    while (chain != NULL && m->pub.n < until) {
-        m->pub.obj[m->pub.n++] = chain;
-        chain = swfi_loose_next(chain);
-        ++*moved;
-    }
-    return chain;
-}
-
-/* Put a private chain into empty magazines on the depot (making them when `make`, refill_lock
- * held); what does not fit goes back on the loose list. Returns how many left the loose list. */
-static uint64_t spread(struct swf_cache *c, void *chain, bool make)
-{
-    uint64_t moved = 0;
-    while (chain != NULL) {
-        struct swfi_mag *m = swfi_depot_get_empty(c);
-        if (m == NULL && make && swfi_mags_make(c, 1) != 0)
-            m = swfi_depot_get_empty(c);
-        if (m == NULL)
-            break;
-        chain = fill(m, chain, MAG_CAP, &moved);
-        swfi_depot_put(c, m);
-    }
-    swfi_loose_give_back(c, chain);
-    return moved;
-}
-
-/* Move up to `room` loose objects into m, the rest into empty depot magazines. Returns how many
- * moved into m. */
-static uint32_t loose_fill(struct swf_cache *c, struct swfi_mag *m, uint32_t room)
-{
-    void *chain = swfi_loose_take_all(c);
-    if (chain == NULL)
-        return 0;
-    uint64_t moved = 0;
-    chain = fill(m, chain, m->pub.n + room, &moved);
-    uint64_t spread_out = chain ? spread(c, chain, false) : 0;
-    swfi_loose_taken(c, moved + spread_out);
-    return (uint32_t)moved;
-}
-
-void swfi_loose_to_mags(struct swf_cache *c)
-{
-    void *chain = swfi_loose_take_all(c);
-    if (chain != NULL)
-        swfi_loose_taken(c, spread(c, chain, true));
-}
-
 /* ---- a bound thread ------------------------------------------------------------------------- */
 
 void *swfi_take_bound(struct swf_cache *c, struct swfi_tstate *ts)
@@ -116,7 +65,7 @@ void *swfi_take_bound(struct swf_cache *c, struct swfi_tstate *ts)
             prev = loaded;
             loaded = got;
         } else if ((loaded->pub.n = swfi_carve(c, loaded->pub.obj, MAG_CAP)) == 0 &&
-                   loose_fill(c, loaded, MAG_CAP) == 0) {
+                   swfi_loose_fill(c, loaded, MAG_CAP) == 0) {
             swfi_ts_set(ts, loaded, prev);
             return NULL;
         }
@@ -180,7 +129,7 @@ uint32_t swfi_take_unbound(struct swf_cache *c, void **dst, uint32_t want)
             return k;
         struct swfi_mag one;
         one.pub.n = 0;
-        if (loose_fill(c, &one, 1) == 0)
+        if (swfi_loose_fill(c, &one, 1) == 0)
             return 0;
         dst[0] = one.pub.obj[0];
         return 1;

@@ -10,8 +10,8 @@
  * the pending deferred frees. Any difference is a bug in the library (or memory corrupted by
  * its user), reported with both numbers. The walk reads stacks and lists with no thread inside
  * the cache, so it runs in destroy only, after the exiting threads have handed back their
- * magazines; swfi_mag_validate checks one magazine, which its caller
- * holds, at every move to the depot.
+ * magazines; swfi_mag_validate (mag.c) checks one magazine, which its caller holds, at every move
+ * to the depot.
  */
 #include "cache/cache_internal.h"
 
@@ -30,26 +30,6 @@ static void expect(struct swf_cache *c, const char *fn, const char *what, uint64
     if (seen != want)
         swfi_die(fn, "cache '%s' is inconsistent: %s: %" PRIu64 ", expected %" PRIu64, c->name,
                  what, seen, want);
-}
-
-static void free_object(struct swf_cache *c, const char *fn, const void *obj, const char *where)
-{
-    const uint8_t *st = swfi_obj_state(c, obj);
-    if (st == NULL)
-        swfi_die(fn, "cache '%s' is inconsistent: %p in %s is not one of its objects", c->name, obj,
-                 where);
-    if (*st != OBJ_FREE)
-        swfi_die(fn, "cache '%s' is inconsistent: %p in %s is in state %u, not free", c->name, obj,
-                 where, *st);
-}
-
-void swfi_mag_validate(struct swf_cache *c, const struct swfi_mag *m, const char *fn)
-{
-    if (m->pub.n > MAG_CAP)
-        swfi_die(fn, "cache '%s' is inconsistent: a magazine holds %u objects (at most %u)",
-                 c->name, m->pub.n, MAG_CAP);
-    for (uint32_t i = 0; c->checks && i < m->pub.n; i++) /* state bytes: the full checks' */
-        free_object(c, fn, m->pub.obj[i], "a magazine");
 }
 
 /* The objects on a stack of the depot, and how many magazines it holds. */
@@ -87,7 +67,7 @@ static uint64_t loose_objs(struct swf_cache *c, const char *fn)
 {
     uint64_t objs = 0;
     for (void *o = swfi_load_relaxed_ptr(&c->x_loose); o != NULL; o = swfi_loose_next(o)) {
-        free_object(c, fn, o, "the loose list");
+        swfi_obj_validate(c, fn, o, "the loose list");
         if (++objs > c->x_capacity)
             swfi_die(fn, "cache '%s' is inconsistent: the loose list has a cycle", c->name);
     }
@@ -127,7 +107,7 @@ void swfi_cache_validate(struct swf_cache *c, const char *fn)
     if (!c->checks)
         return;
     struct swf_cache_stats s;
-    swf_cache_stats(c, &s);
+    swfi_cache_stats(c, &s);
     struct tally t = {0};
     uint64_t full_mags, partial_mags, empty_mags;
     uint64_t depot = stack_objs(c, &c->full, &full_mags, fn);

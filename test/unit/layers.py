@@ -22,6 +22,14 @@ every lib/**/*.c and *.h and fails (TAP `not ok`, one point per file) on:
     include a lib/ header; lib/base/rseq.h reads the kernel's rseq area and the per-CPU slots
     inline beside include/sweepfill/rseq_abi.h's sequences and is exempt with it (ATOMIC_EXEMPT).
 Each point says what the file includes and which other files' names it uses, by layer.
+Then one point per layer, on the .c files directly in its folder: their uses of each other's
+non-static functions and variables (by name, outside comments and string and character literals;
+a name after struct, union or enum is a tag, not a use; a use of a static inline function of a
+header in the folder counts as a use of every name its body uses, so that what a file reaches
+through such a header counts too) must form no circle; and where a header of the folder opens
+with a file map (lines " *   NAME.c  what it holds", as lib/cache/cache_internal.h), each file
+listed there uses only files listed before it. The point gives the files in an order that keeps
+every use pointing down, each with the files it uses.
 --self-test runs the check on a small tree with one of each violation and fails unless each is
 found (and a clean tree passes).
 """
@@ -69,6 +77,13 @@ VAR_DEF = re.compile(r"^(?!static\b|extern\b|typedef\b|#|struct \w+ \{|union\b|e
                      r"[A-Za-z_][\w \t*]*?\b(swfi?_\w+)[ \t]*(?:\[[^\]]*\][ \t]*)?"
                      r"(?:__attribute__\(\(.*?\)\)[ \t]*)?[=;]", re.M)
 NAME = re.compile(r"\bswfi?_\w+\b")
+# Within a layer: a name after struct, union or enum is a tag (struct swf_cache_stats is not the
+# function swf_cache_stats); a header's static inline function, whose body the uses go through;
+# a file map's lines in a header's opening comment.
+TAG_USE = re.compile(r"\b(?:struct|union|enum)[ \t\n]+\w+")
+INLINE_DEF = re.compile(r"^static[ \t]+inline\b[^;{}=]*?\b(\w+)[ \t]*\([^;{}]*\)[ \t\n]*"
+                        r"(?:__attribute__\(\(.*?\)\)[ \t\n]*)?\{", re.M)
+MAP_LINE = re.compile(r"^ \*   (\w+\.c)\b", re.M)
 TAG_DEF = re.compile(r"\b(?:struct|union|enum)[ \t\n]+(swf_\w+)[ \t\n]*\{")
 
 
@@ -164,7 +179,114 @@ def check(root):
             results.append((False, f"{f} ({lay}): " + "; ".join(bad) + "\n# " + what))
         else:
             results.append((True, what))
+    for lay in LAYERS:
+        results.append(check_layer(lay, files, texts, stripped, defined))
     return results
+
+
+def body_at(text, brace):
+    """The braced block of text that opens at index brace (comments and literals stripped)."""
+    depth = 0
+    for i in range(brace, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[brace:i + 1]
+    return text[brace:]
+
+
+def layer_uses(lay, files, texts, stripped, defined):
+    """The .c files directly in lib/LAY/, and for each the files of them it uses: {file: {other:
+    [names]}}; and the folder's file map, [(file, header)], empty when it has none."""
+    folder = f"lib/{lay}"
+    cs = [f for f in files if os.path.dirname(f) == folder and f.endswith(".c")]
+    hs = [f for f in files if os.path.dirname(f) == folder and f.endswith(".h")]
+    inline = {}  # a header's static inline function -> the names its body uses
+    for h in hs:
+        for m in INLINE_DEF.finditer(stripped[h]):
+            body = TAG_USE.sub(" ", body_at(stripped[h], m.end() - 1))
+            inline[m.group(1)] = set(NAME.findall(body))
+    uses = {}
+    for f in cs:
+        names = set(NAME.findall(TAG_USE.sub(" ", stripped[f])))
+        todo, seen = [n for n in names if n in inline], set()
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                names |= inline[n]
+                todo += [u for u in inline[n] if u in inline]
+        by = {}
+        for n in sorted(names):
+            home = defined.get(n)
+            if home in cs and home != f:
+                by.setdefault(home, []).append(n)
+        uses[f] = by
+    order = []
+    for h in hs:
+        head = texts[h].split("*/", 1)[0] if texts[h].lstrip().startswith("/*") else ""
+        order += [(f"{folder}/{n}", h) for n in MAP_LINE.findall(head)]
+    return cs, uses, order
+
+
+def circle_through(start, uses, among):
+    """The shortest circle from start back to it through files of among, as a list, or None."""
+    paths, seen = [[start]], {start}
+    while paths:
+        nxt = []
+        for path in paths:
+            for g in sorted(uses[path[-1]]):
+                if g == start:
+                    return path + [start]
+                if g in among and g not in seen:
+                    seen.add(g)
+                    nxt.append(path + [g])
+        paths = nxt
+    return None
+
+
+def check_layer(lay, files, texts, stripped, defined):
+    """(ok, message) for the files of one layer's folder: no circle, and the map's order."""
+    cs, uses, order = layer_uses(lay, files, texts, stripped, defined)
+    short = os.path.basename
+    bad = []
+    # Files in an order where each uses only those before it, while one is left that does:
+    # what remains at the end lies on, or above, a circle.
+    done, left = [], sorted(cs)
+    while True:
+        ready = [f for f in left if all(g in done for g in uses[f])]
+        if not ready:
+            break
+        done += ready
+        left = [f for f in left if f not in ready]
+    reported = set()
+    for f in left:
+        circle = circle_through(f, uses, set(left))
+        if circle is None or frozenset(circle) in reported:
+            continue
+        reported.add(frozenset(circle))
+        steps = [f"{short(a)} uses {short(b)} ({' '.join(uses[a][b])})"
+                 for a, b in zip(circle, circle[1:])]
+        bad.append("a circle: " + ", ".join(steps))
+    rank = {f: i for i, (f, _) in enumerate(order)}
+    for f in sorted(cs):
+        for g, names in sorted(uses[f].items()):
+            if f in rank and g in rank and rank[g] > rank[f]:
+                bad.append(f"{short(f)} uses {short(g)} ({' '.join(names)}), which "
+                           f"{order[rank[f]][1]}'s file map lists after it")
+    listed = sorted(done, key=lambda f: rank.get(f, len(rank))) if not left else done + left
+    what = "; ".join(f"{short(f)}" + (" -> " + " ".join(short(g) for g in sorted(uses[f]))
+                                       if uses[f] else "") for f in listed)
+    maps = sorted({h for _, h in order})
+    head = (f"lib/{lay}/: {len(cs)} file{'s' if len(cs) != 1 else ''}, no circle among their "
+            "uses of each other's functions")
+    if maps:
+        head += f", each using only those before it in {', '.join(maps)}'s file map"
+    if bad:
+        return False, f"lib/{lay}/: " + "; ".join(bad) + "\n# " + what
+    return True, head + ": " + what
 
 
 def tap(results):
@@ -202,11 +324,28 @@ FIXTURE = {
     "lib/base/raw_c11.c": ("#include <stdatomic.h>\nint f(_Atomic int *p)\n{\n"
                            "    return atomic_load_explicit(p, memory_order_relaxed);\n}\n"),
     "lib/base/raw_ck.c": "unsigned f(unsigned *p)\n{\n    return ck_pr_load_uint(p);\n}\n",
+    # A file map whose order a use breaks: ord_a.c uses ord_b.c, listed after it.
+    "lib/base/ord.h": ("/*\n * lib/base/ord.h - a map\n *\n *   ord_a.c  first\n"
+                       " *   ord_b.c  second\n */\n"),
+    "lib/base/ord_a.c": "int swfi_ord_a(void)\n{\n    return swfi_ord_b();\n}\n",
+    "lib/base/ord_b.c": "int swfi_ord_b(void)\n{\n    return 0;\n}\n",
+    # A circle, closed through a header's static inline function: ring_a.c uses ring_b.c, whose
+    # call of swfi_ring_next reaches swfi_ring_a.
+    "lib/sweep/ring.h": ("int swfi_ring_a(void);\nstatic inline int swfi_ring_next(void)\n{\n"
+                         "    return swfi_ring_a();\n}\n"),
+    "lib/sweep/ring_a.c": "int swfi_ring_a(void)\n{\n    return swfi_ring_b();\n}\n",
+    "lib/sweep/ring_b.c": ('#include "sweep/ring.h"\n'
+                           "int swfi_ring_b(void)\n{\n    return swfi_ring_next();\n}\n"),
+    # No circle: r2.c names r1.c's function only in a comment, a string and a struct tag.
+    "lib/registry/r1.c": "int swfi_r1(void)\n{\n    return swfi_r2()[0];\n}\n",
+    "lib/registry/r2.c": ("struct swfi_r1;\nconst char *swfi_r2(void)\n{\n"
+                          "    return \"swfi_r1()\"; /* not swfi_r1() */\n}\n"),
 }
 FIXTURE_BAD = {"lib/base/up_call.c", "lib/base/up_var.c", "lib/base/up_include.c",
                "lib/base/up_public.c", "lib/base/bare.c", "lib/stray.c",
                "lib/base/misnamed.c", "lib/base/raw_builtin.c", "lib/base/raw_c11.c",
-               "lib/base/raw_ck.c", "lib/base/tag_misnamed.h"}
+               "lib/base/raw_ck.c", "lib/base/tag_misnamed.h",
+               "lib/base/", "lib/sweep/"}  # the layers: an order broken, a circle
 
 
 def self_test():
@@ -222,7 +361,8 @@ def self_test():
             want = f not in FIXTURE_BAD
             results.append((ok == want, f"{f}: {'passes' if ok else 'fails'} "
                             f"({'as it should' if ok == want else 'WRONG'}): {msg}"))
-        results.append((len(found) == len([f for f in FIXTURE if f.startswith("lib/")]), f"{len(found)} files checked"))
+        want_n = len([f for f in FIXTURE if f.startswith("lib/")]) + len(LAYERS)
+        results.append((len(found) == want_n, f"{len(found)} points: the files and the layers"))
     return tap(results)
 
 
