@@ -103,10 +103,10 @@ def contract_of(path, name):
     in_comment = False
     cxx = False  # inside #ifdef __cplusplus: the extern "C" braces do not nest
     for i, line in enumerate(lines):
-        if re.match(r"^\s*#\s*if(def)?\s.*__cplusplus", line):
+        if re.match(r"^\s*#\s*(ifdef\s+__cplusplus|if\s+defined\s*\(?\s*__cplusplus)", line):
             cxx = True
-        elif cxx and re.match(r"^\s*#\s*endif", line):
-            cxx = False
+        elif cxx and re.match(r"^\s*#\s*(endif|else|elif)", line):
+            cxx = False  # the C side of the conditional, or its end
         if cxx:
             continue
         if depth == 0 and not in_comment and declares(line, name):

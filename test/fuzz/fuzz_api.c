@@ -443,9 +443,9 @@ struct sweep_expect {
  * and what the cache can still hand out. RESUME and RESTART take objects only for members that
  * need one, so they fail exactly when the need exceeds what is obtainable, having assigned all
  * of it to the first empty members in list order. BATCH_RESTART checks its batch before looking
- * at a member (sweep.h: "on reaching a member with the reserve used up, leave, refill"), so the
- * model replays its walk - including a refill that comes back empty: the walk then goes on from
- * the head without a reserve and fails only at a member that needs an object (sweep.h).
+ * at a member (swf_sweep(3): "on reaching a member with the reserve used up, leave, refill"), so
+ * the model replays its walk - including a refill that comes back empty: the walk then goes on from
+ * the head without a reserve and fails only at a member that needs an object (swf_sweep(3)).
  * fill[] receives the members that get an object. */
 static struct sweep_expect expect_sweep(enum swf_algo algo, const bool *set, int n, size_t R,
                                         uint64_t avail, bool *fill)

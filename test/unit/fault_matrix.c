@@ -9,7 +9,7 @@
  * initialised object, no object is in two members, init ran once per object, the cache's alive
  * count equals the objects assigned (nothing leaked, the reserve went back), the injected
  * failures the cache counted equal the sweep's NOWAIT failures, and the pass, visit and refill
- * counts the algorithm's formulas allow (sweep.h).
+ * counts the algorithm's formulas allow (swf_sweep(3), DESCRIPTION).
  *
  * Part 2, WAIT failing after k objects: the cache's limit is k, so refills stop once k objects
  * exist. For each algorithm, several k and failure rates: a run ends either complete (0, when
@@ -104,7 +104,7 @@ static void set_failure(struct swf_cache *c, unsigned int percent, uint64_t seed
     tap_require(swf_cache_set_failslab(c, percent ? &fs : NULL) == 0, "failslab");
 }
 
-/* What the formulas in sweep.h allow for a complete run over n empty members. Every visit
+/* What the formulas of swf_sweep(3) allow for a complete run over n empty members. Every visit
  * either assigns, finds the slot set, or finds the reserve dry and refills. */
 static bool counts_ok(enum swf_algo algo, unsigned int fail, size_t n,
                       const struct swf_sweep_stats *st)
