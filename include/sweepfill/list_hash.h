@@ -162,7 +162,9 @@ struct swf_hs_walk {
  * live entry to an earlier slot of the same map: call swf_ck_hs_changed() before them if a sweep
  * may be running, which makes a sweep outside its section restart; one inside it may still miss the
  * moved entry, as ck_hs_next() would. Members added or removed during the sweep may or may not be
- * visited. Deleters remove the member and retire its pin (swf_pin_retire(3)).
+ * visited; within a section the walk is as good as ck_hs's own readers. Deleters remove the member
+ * and retire its pin (swf_pin_retire(3)); the free function of a retired member may run inside the
+ * sweep's section, in its put.
  * Progress: A step of the walk is wait-free, plus ck_hs_next_spmc()'s scan over empty slots,
  * bounded by the map's capacity. swf_ck_hs_changed() is lock-free: one atomic add.
  * swf_ck_hs_generation() is wait-free.

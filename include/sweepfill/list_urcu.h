@@ -292,7 +292,7 @@ static inline void swf_urcu_defer_(void *flavor, struct swf_pin *pin)
  * it has ended. Under ThreadSanitizer the callback acquires on the flavour struct and on the
  * pin's hand-over through call_rcu's queue.
  * Returns: Nothing.
- * Errors: None; swf_pin_retire(3) rejects a NULL grace.
+ * Errors: None; swf_pin_retire(3) rejects a NULL grace (EINVAL).
  */
 static inline void swf_grace_urcu(struct swf_grace *g, const struct rcu_flavor_struct *flavor)
 {
