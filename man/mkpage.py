@@ -87,7 +87,7 @@ def declares(line, name):
     """Whether a line of code at file level declares or defines name."""
     if re.match(r"^\s*#\s*define\s+%s\b" % re.escape(name), line):
         return True
-    if line.lstrip().startswith("#") or line.startswith((" ", "\t")):
+    if line.lstrip().startswith(("#", "/*", "*", "//")) or line.startswith((" ", "\t")):
         return False
     return re.search(r"\b%s\s*\(" % re.escape(name), line) is not None
 
@@ -305,36 +305,37 @@ class Contract:
     def __init__(self, root, header, names):
         self.path = os.path.join(root, "include", "sweepfill", header)
         self.names = names
-        self.parts = []
-        seen = []
+        self.parts = []  # [names, paragraphs, comment]: one per comment
         for name in names:
             text = contract_of(self.path, name)
-            if text in seen:  # one comment for a group of declarations
-                continue
-            seen.append(text)
-            self.parts.append((name, labelled(text, "%s: %s" % (header, name))))
+            for part in self.parts:
+                if part[2] == text:  # one comment for a group of declarations
+                    part[0].append(name)
+                    break
+            else:
+                self.parts.append([[name], labelled(text, "%s: %s" % (header, name)), text])
         self.header = header
 
     def section(self, label, render):
         """The lines of one section: each function's paragraph, after the names of the
         functions it is for where the page has several (identical paragraphs once)."""
-        having = [(n, p[label]) for n, p in self.parts if label in p]
+        having = [(n, p[label]) for n, p, _ in self.parts if label in p]
         if not having:
             raise PageError("%s: no %s: paragraph for %s" % (self.header, label,
                                                              ", ".join(self.names)))
         groups = []
-        for name, lines in having:
+        for names, lines in having:
             for group in groups:
                 if group[1] == lines:
-                    group[0].append(name)
+                    group[0].extend(names)
                     break
             else:
-                groups.append([[name], lines])
+                groups.append([list(names), lines])
         out = [".Sh " + LABELS[label]]
         for k, (names, lines) in enumerate(groups):
             if k:
                 out.append(".Pp")
-            if len(names) < len(self.parts):
+            if len(names) < len(self.names):
                 for j, name in enumerate(names):
                     last = j == len(names) - 1
                     out.append(".Fn %s %s" % (name, ":" if last else ","))
@@ -423,7 +424,7 @@ def check(root):
         try:
             _, used = make(os.path.join(mandir, name), root)
         except PageError as e:
-            print("not ok - %s" % e)
+            print("# %s" % e)
             bad += 1
             continue
         for path in used:
@@ -432,11 +433,12 @@ def check(root):
                 continue
             stem = rel[:-2].split("/")
             if "'%s'" % stem[-1] not in built:
-                print("not ok - %s shows %s, which examples/meson.build does not run" %
+                print("# %s shows %s, which examples/meson.build does not run" %
                       (name, rel))
                 bad += 1
-    print("%s - every template makes its page and shows only examples run as tests" %
+    print("%s 1 - every template makes its page and shows only examples run as tests" %
           ("not ok" if bad else "ok"))
+    print("1..1")
     return 1 if bad else 0
 
 

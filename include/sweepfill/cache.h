@@ -215,20 +215,8 @@ enum swf_huge_pages {
 #define SWF_CACHE_GROW_THREADS_MAX 64
 
 /*
- * Failure injection, modelled on the kernel's failslab. It applies to SWF_NOWAIT allocations
- * only. Each NOWAIT call is numbered k = 0, 1, 2, ... per thread and cache from the moment the
- * settings were set (a thread that has made no swf_cache_grow or WAIT allocation, on any cache,
- * since the cache was created may share one numbering per cache with other such threads); call k
- * fails when all hold:
- *   - times is not 0 (times < 0: no limit; each injected failure decrements a positive times),
- *   - interval <= 1, or k % interval == interval - 1 (every interval-th call is a candidate),
- *   - a pseudo-random draw from (seed, k) is below probability (0 .. 100 percent).
- * For a given seed the sequence of decisions is fixed: a thread making the same calls sees the
- * same failures, whatever other threads do (only the `times` budget is shared). A NOWAIT call
- * racing with swf_cache_set_failslab uses the old or the new settings, each whole. While
- * injection is on, every NOWAIT call takes the library's slow path (a prepared thread numbers
- * its calls with plain stores; the others share an atomic counter): a cost paid only under
- * injection (bench/RESULTS.md, nowait_failures).
+ * Failure injection for a cache's SWF_NOWAIT allocations, modelled on the kernel's failslab:
+ * which calls fail, swf_cache_set_failslab(3) says.
  */
 struct swf_failslab {
     unsigned int probability; /* percent, 0 .. 100 */
@@ -238,18 +226,12 @@ struct swf_failslab {
 };
 
 /*
- * The environment variable read by swf_cache_create (and by the benchmarks and examples):
- *   SWF_FAILSLAB="probability=P[,interval=I][,times=T][,seed=S][,cache=NAME]"
- * P in 0..100; I >= 0; T >= -1; S any unsigned 64-bit number; numbers are decimal or 0x hex,
- * with no sign (but times' -1), space or octal. NAME (1 to 127 bytes, everything up to the next
- * comma) limits the injection to caches whose config name equals it exactly. Each key at most
- * once; probability is required. Defaults: interval=1, times=-1, seed=0. A malformed value makes
- * swf_cache_create fail with EINVAL after printing what is wrong; it is never ignored.
+ * The environment variable that swf_cache_create() reads for failure injection, in the syntax of
+ * swf_failslab_parse() (swf_cache_set_failslab(3)).
  */
 #define SWF_FAILSLAB_ENV "SWF_FAILSLAB"
 
-/* A snapshot of a cache's counters. Each field was current at some instant during the call; the
- * fields are exactly consistent with each other when no other thread uses the cache meanwhile. */
+/* A snapshot of a cache's counters (swf_cache_stats). */
 struct swf_cache_stats {
     uint64_t allocs_nowait;    /* successful NOWAIT allocations */
     uint64_t allocs_wait;      /* successful WAIT allocations */
@@ -413,117 +395,154 @@ SWF_API int swf_cache_flush(struct swf_cache *c);
 SWF_API int swf_cache_set_limit(struct swf_cache *c, size_t limit);
 
 /*
- * Set (fs non-NULL) or clear (fs NULL) failure injection for NOWAIT allocations; the call
- * numbering restarts at 0. The settings are published whole (one pointer to an immutable copy):
- * a concurrent NOWAIT call uses either the old or the new ones. Blocking (refill mutex; allocates
- * the copy, about 48 bytes that live until destroy). Returns 0; EINVAL if c is NULL or
- * fs->probability > 100 or fs->times < -1; ENOMEM.
+ * Set failure injection for c's SWF_NOWAIT allocations from fs, or clear it (fs NULL); the
+ * numbering of calls starts again at 0.
+ *
+ * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy().
+ * Progress: blocking: it takes c's refill mutex, and allocates when it switches injection on.
+ * Ordering: the settings are published with one release store of a pointer to their immutable
+ * copy, which a SWF_NOWAIT call loads with acquire: a call racing with this one uses the old or
+ * the new settings, each whole, never a mix, and a call ordered after this one returned uses the
+ * new ones.
+ * Returns: 0 or an error number; after a failure, swf_error_reason() says why.
+ * Errors:
+ * EINVAL: c is NULL, fs->probability is above 100, or fs->times is below -1.
+ * ENOMEM: no memory for the copy of the settings; nothing changed.
  */
 SWF_API int swf_cache_set_failslab(struct swf_cache *c, const struct swf_failslab *fs);
 
 /*
- * Parse a SWF_FAILSLAB specification (see SWF_FAILSLAB_ENV). On success fills *out and, if
- * cache_name is not NULL, copies the cache= value (or "") into cache_name[0 .. name_len - 1].
- * Returns 0; EINVAL if spec or out is NULL or spec is malformed (the reason is written to err,
- * if err is not NULL, as a NUL-terminated message of at most err_len bytes).
+ * Parse spec, in the syntax of SWF_FAILSLAB_ENV, into *out, and copy its cache= value (or "")
+ * into cache_name[0 .. name_len - 1] unless cache_name is NULL.
+ *
+ * Concurrency: any thread, any time: it touches only its arguments.
+ * Progress: wait-free, in time linear in the length of spec; it allocates nothing.
+ * Ordering: none.
+ * Returns: 0 or an error number; after a failure, swf_error_reason() says why, and *out is
+ * unchanged.
+ * Errors:
+ * EINVAL: spec or out is NULL, spec is malformed, or cache_name is not NULL and the cache= value
+ * does not fit in name_len bytes with its terminating NUL. The reason is written to err, unless
+ * err is NULL or err_len is 0, as a NUL-terminated message of at most err_len bytes.
  */
 SWF_API int swf_failslab_parse(const char *spec, struct swf_failslab *out, char *cache_name,
                                size_t name_len, char *err, size_t err_len);
 
-/* Fill *out with a snapshot of c's counters. Lock-free (it reads every thread state's counters:
- * O(threads bound)). Returns 0; EINVAL if c or out is NULL. */
+/*
+ * Fill *out with a snapshot of c's counters.
+ *
+ * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy().
+ * Progress: lock-free; it reads the counters of every thread state bound to c, in O(threads
+ * bound to c).
+ * Ordering: every field holds a value it had at some instant during the call, and the fields
+ * agree exactly with each other when no other thread uses c meanwhile. A deferred free counted as
+ * done has finished its callback. Nothing else is ordered.
+ * Returns: 0 or an error number; after a failure, swf_error_reason() says why.
+ * Errors:
+ * EINVAL: c or out is NULL.
+ */
 SWF_CXX_SHADOW_OFF_
 SWF_API int swf_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
 SWF_CXX_SHADOW_ON_
 
 /*
- * The mode every cache of this process uses, decided at the first call of this function or of
- * swf_cache_create and the same for the life of the process: 0, per-thread magazines (cache.h's
- * structure above); 1, per-CPU magazines indexed by the CPU's number; 2, per-CPU magazines indexed
- * by the kernel's concurrent thread id (mm_cid, Linux 6.3). The per-CPU mode needs the rseq area
- * that glibc 2.35 and later registers for every thread (not under valgrind, qemu-user or
- * GLIBC_TUNABLES=glibc.pthread.rseq=0), membarrier's rseq fence (Linux 5.10), x86_64 or aarch64,
- * and a build without ThreadSanitizer; where it has them, it is the default (SWF_PERCPU unset or
- * empty, or 1, on, yes or true), the environment variable SWF_PERCPU=cpu_id asks for the CPU's
- * number, and SWF_PERCPU=0, off, no or false for per-thread magazines (in any case; sweepfill(7),
- * ENVIRONMENT); any other value prints one line on stderr and gets the default, and a per-CPU
- * mode asked for where the system lacks it prints one line and gets per-thread magazines
- * (bench/RESULTS.md measures what each mode costs). swf_cache_percpu_reason says why.
- * Concurrency: any thread, any time; concurrent first calls agree (the decision is taken once,
- * under pthread_once, which also orders it before every later call's read). Progress: blocking
- * at the first call (it may register the process for membarrier's rseq fence), then wait-free
- * (one load). Returns 0, 1 or 2; it cannot fail.
+ * The magazines every cache of this process uses, the same for the life of the process.
+ *
+ * Concurrency: any thread, any time; concurrent first calls agree.
+ * Progress: blocking until the mode is decided (the decision may register the process for
+ * membarrier's rseq fence), then wait-free: one load.
+ * Ordering: the decision is taken under pthread_once, which orders it before what every call
+ * reads of it.
+ * Returns: 0, per-thread magazines; 1, per-CPU magazines indexed by the CPU's number; 2, per-CPU
+ * magazines indexed by the kernel's concurrent thread id (mm_cid).
+ * Errors: none; it cannot fail.
  */
 SWF_API int swf_cache_percpu(void);
 
 /*
- * Why the process has the mode swf_cache_percpu returns: one sentence naming what chose it (the
- * default, or SWF_PERCPU and its value, or a value not understood) and, for the per-thread mode
- * where per-CPU magazines were the default or were asked for, what the system lacks (for instance
- * "default, but glibc registered no rseq area (...): per-thread magazines", "SWF_PERCPU=0:
- * per-thread magazines, as asked", "default: per-CPU magazines indexed by the kernel's mm_cid
- * (Linux 6.3)"). The text is for people, not for parsing. Decides the mode as swf_cache_percpu
- * does if it is not decided yet; the string lives as long as the process. Concurrency and
- * progress as swf_cache_percpu's. Never NULL.
+ * Why the process has the mode swf_cache_percpu() returns: one sentence, for people and not for
+ * parsing. Decides the mode as swf_cache_percpu() does if it is not decided yet.
+ *
+ * Concurrency: any thread, any time; concurrent first calls agree.
+ * Progress: blocking until the mode is decided (the decision may register the process for
+ * membarrier's rseq fence), then wait-free: one load.
+ * Ordering: the decision is taken under pthread_once, which orders it before what every call
+ * reads of it.
+ * Returns: the sentence, never NULL, in a string that lives as long as the process.
+ * Errors: none; it cannot fail.
  */
 SWF_API const char *swf_cache_percpu_reason(void);
 
 /*
- * Allocate in bulk: give an object to every NULL entry of objs[0 .. n-1] (entries already set
- * are left alone, so a caller can retry with the same array), and return how many entries of
- * objs are set afterwards. When that is less than n, errno is EAGAIN (NOWAIT: no object ready
- * for this thread, or injected failures) or ENOMEM (WAIT). Returns 0 with errno EINVAL when c is
- * NULL, mode is not one of the two, or objs is NULL with n > 0.
- * Same contracts as n single calls: SWF_NOWAIT is lock-free, makes no system call and no
- * allocation, and causes no page fault; with failure injection on, each NULL entry is one NOWAIT
- * call (numbered in order). SWF_NOWAIT bulk moves whole magazines where it can: from this
- * thread's magazines, then a depot magazine at a time (two compare-and-swaps for up to 60). In
- * the per-CPU mode it takes up to SWF_CACHE_MAGAZINE objects per restartable sequence from the
- * magazine of the CPU it runs on until that magazine is empty (it does not refill it), then up
- * to SWF_CACHE_MAGAZINE at a time from a depot magazine (else carved from uncarved memory, else
- * one from the loose list), and gives back to the depot what it took beyond the entries to fill;
- * swf_cache_free_bulk puts up to SWF_CACHE_MAGAZINE objects per sequence on top of the CPU's
- * magazine, as many as it has room for, and the rest in depot magazines (a partial one, else an
- * empty one, else the loose list).
- * It does not touch the objects: their contents are unspecified, first 8 bytes included (a free
- * mark may be left there; a later swf_cache_free of such an object, if its user never wrote
- * them, costs a look through the thread's magazines, never an abort).
+ * Give an object of c to every NULL entry of objs[0 .. n-1], leaving the other entries alone,
+ * and count the entries set. It does not touch the objects: their first 8 bytes are unspecified.
+ *
+ * Concurrency: Any thread, concurrently with every call on c but swf_cache_destroy(); no other
+ * thread may change objs during the call.
+ * Progress: with SWF_NOWAIT lock-free, with no system call, no allocation and, while the
+ * cache's memory stays resident, no page fault; with SWF_WAIT blocking: it may take the refill
+ * mutex, allocate and map memory.
+ * Ordering: as for single allocations, everything a thread wrote to an object before freeing it
+ * happens-before the object's next allocation, by any thread. Nothing else is ordered.
+ * Returns: the number of entries of objs that are set when it returns, those set before the call
+ * included. When it is less than n, errno is set, and swf_error_reason() says why.
+ * Errors: errno is set to:
+ * EINVAL: c is NULL, mode is neither SWF_NOWAIT nor SWF_WAIT, or objs is NULL with n above 0;
+ * it returns 0.
+ * EAGAIN: SWF_NOWAIT: fewer objects than entries to fill were ready for this thread, or
+ * failures were injected.
+ * ENOMEM: SWF_WAIT: the system, the limit or the magazine table stopped it short.
  */
 SWF_API size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void **objs,
                                     size_t n);
 
 /*
- * Free the non-NULL entries of objs[0 .. n-1] (allocated from c). Lock-free, no system call, no
- * allocation, from any thread. Per-thread mode: into this thread's magazines, a full one going to
- * the depot whole (a thread without magazines fills depot magazines); per-CPU mode: onto the CPU's
- * magazine first, a magazine's worth per sequence, the rest to the depot (as swf_cache_alloc_bulk
- * says). Returns 0; EINVAL if c is NULL or objs is NULL with n > 0. Each entry's owner is checked
- * as swf_cache_free checks obj's (an entry that is not the start of an object of c aborts naming
- * swf_cache_free_bulk, in every build); the objects are not touched, so no mark is written or read
- * and a double free (an entry given twice in objs, or one already free) is caught by the full
- * checks only.
+ * Give the non-NULL entries of objs[0 .. n-1], allocated from c, back to c, without touching the
+ * objects. An entry that is not the start of an object of c aborts, naming the function.
+ *
+ * Concurrency: Any thread, concurrently with every call on c but swf_cache_destroy(); no other
+ * thread may change objs during the call.
+ * Progress: lock-free, with no system call and no allocation.
+ * Ordering: the free releases what the thread wrote to each object to its next allocation.
+ * Returns: 0 or an error number; after a failure, swf_error_reason() says why.
+ * Errors:
+ * EINVAL: c is NULL, or objs is NULL with n above 0.
  */
 SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n);
 
-/* ---- the inline NOWAIT path ------------------------------------------------------------------
- *
- * swf_cache_alloc_fast(c) and swf_cache_free_fast(c, obj) do, inline in the caller, what
- * swf_cache_alloc(c, SWF_NOWAIT) and swf_cache_free(c, obj) do in the common case - the calling
- * thread's loaded magazine (in the per-CPU mode, its CPU's) has an object, or has room - and call
- * them otherwise. Same contracts
- * (lock-free, no system call, no allocation, no page fault, errors), with no call and no PLT
- * indirection on the common path, and the same always-on checks of the freed pointer (the test
- * against the chunk the thread last freed into, and the free mark in the object's first 8
- * bytes; anything else calls the library, which checks it in full), and the same writes there
- * (free: the mark; alloc: zero). In the per-CPU mode they pop and push the magazine of the CPU
- * they run on, in the same restartable sequences as the library (sweepfill/rseq_abi.h: each
- * clears the thread's rseq_cs when it ends, so an object that calls them may be dlclosed). With
- * the full checks on for c or while failure injection is on for c, they always call the library.
- *
- * They read the library's structures as sweepfill/cache_abi.h lays them out.
- */
+/* ---- the inline NOWAIT path ----------------------------------------------------------------- */
 
-/* swf_cache_alloc(c, SWF_NOWAIT), inline in the common case. */
+/*
+ * What swf_cache_alloc() does with SWF_NOWAIT, done inline in the caller while the calling
+ * thread's loaded magazine (per-CPU mode: its CPU's) has an object, and by a call to it otherwise.
+ *
+ * Concurrency: Any thread, concurrently with every call on c but swf_cache_destroy(). The inline
+ * path touches only the calling thread's own binding table and state, the object's first 8
+ * bytes, and one magazine: the thread's own in the per-thread mode; in the per-CPU mode, the
+ * magazine of the CPU it runs on, inside a restartable sequence that the kernel aborts if the
+ * thread is preempted, migrated or signalled, so that its commit never races another thread's
+ * change to that magazine, and the rseq_cs field of the thread's own rseq area.
+ * Progress: Lock-free, with no system call, no allocation and, while the cache's memory stays
+ * resident, no page fault. The inline common case has no atomic read-modify-write instruction:
+ * in the per-thread mode it is a fixed number of loads and stores; in the per-CPU mode, a
+ * restartable sequence of a fixed number of instructions, run again only when the kernel
+ * aborted it because the thread was preempted, migrated or signalled inside it (an attempt that
+ * is not interrupted commits or fails).
+ * Ordering: Everything a thread wrote to an object before freeing it happens-before the object's
+ * next allocation, by any thread. In the per-thread mode, an object freed into this thread's
+ * magazine and allocated again by the same thread is ordered by program order; objects move
+ * between threads only through the library's paths, which order them. In the per-CPU mode, the
+ * load of x_slots is an acquire load that pairs with the library's release store, so a thread
+ * that sees the slots sees them and their magazines initialised; an object freed onto a CPU's
+ * magazine and allocated from it by another thread on the same CPU is ordered by the context
+ * switch between the two threads (the kernel's scheduler runs full barriers), and magazines
+ * move between CPUs only through the depot, whose compare-and-swaps release and acquire them.
+ * The counters are relaxed stores; the check of x_slow is a relaxed load.
+ * Returns: the object, or NULL with errno set; after a failure, swf_error_reason() says why.
+ * Errors: errno is set as swf_cache_alloc() with SWF_NOWAIT sets it:
+ * EINVAL: c is NULL.
+ * EAGAIN: no object is ready for this thread, or a failure was injected.
+ */
 static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 {
     struct swf_thread_cache_ *ts;
@@ -542,7 +561,37 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
     return swf_cache_alloc(c, SWF_NOWAIT);
 }
 
-/* swf_cache_free(c, obj), inline in the common case. */
+/*
+ * What swf_cache_free() does, done inline in the caller while the calling thread's loaded
+ * magazine (per-CPU mode: its CPU's) has room, and by a call to it otherwise.
+ *
+ * Concurrency: Any thread, concurrently with every call on c but swf_cache_destroy(). The inline
+ * path touches only the calling thread's own binding table and state, the object's first 8
+ * bytes, and one magazine: the thread's own in the per-thread mode; in the per-CPU mode, the
+ * magazine of the CPU it runs on, inside a restartable sequence that the kernel aborts if the
+ * thread is preempted, migrated or signalled, so that its commit never races another thread's
+ * change to that magazine, and the rseq_cs field of the thread's own rseq area.
+ * Progress: Lock-free, with no system call, no allocation and, while the cache's memory stays
+ * resident, no page fault. The inline common case has no atomic read-modify-write instruction:
+ * in the per-thread mode it is a fixed number of loads and stores; in the per-CPU mode, a
+ * restartable sequence of a fixed number of instructions, run again only when the kernel
+ * aborted it because the thread was preempted, migrated or signalled inside it (an attempt that
+ * is not interrupted commits or fails).
+ * Ordering: Everything a thread wrote to an object before freeing it happens-before the object's
+ * next allocation, by any thread. In the per-thread mode, an object freed into this thread's
+ * magazine and allocated again by the same thread is ordered by program order; objects move
+ * between threads only through the library's paths, which order them. In the per-CPU mode, the
+ * load of x_slots is an acquire load that pairs with the library's release store, so a thread
+ * that sees the slots sees them and their magazines initialised; an object freed onto a CPU's
+ * magazine and allocated from it by another thread on the same CPU is ordered by the context
+ * switch between the two threads (the kernel's scheduler runs full barriers), and magazines
+ * move between CPUs only through the depot, whose compare-and-swaps release and acquire them.
+ * The counters are relaxed stores; the check of x_slow is a relaxed load.
+ * Returns: 0, also for a NULL obj (which does nothing), or an error number; after a failure,
+ * swf_error_reason() says why.
+ * Errors:
+ * EINVAL: c is NULL.
+ */
 static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
 {
     struct swf_thread_cache_ *ts;

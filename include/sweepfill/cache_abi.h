@@ -1,18 +1,7 @@
 /*
- * sweepfill/cache_abi.h - the layout that cache.h's inline path (swf_cache_alloc_fast,
- * swf_cache_free_fast) reads in the library's structures. Included by cache.h; nothing here is
- * for a user to call or touch.
- *
- * The inline functions read the structures below and binding.h's, which the library lays out this
- * way for as long as its soname is libsweepfill.so.0 (SWF_CACHE_INLINE_ABI 3): the first bytes of
- * a struct swf_cache; the calling thread's binding table (swf_thread_self_, an initial-exec TLS
- * variable the library exports), indexed by the cache's handle; the first bytes of a thread's
- * state for a cache; the first bytes of a magazine; and, in the per-CPU mode, the slots and the
- * restartable sequences of rseq_abi.h. Changing any of them, or what the library stores there,
- * needs a new soname. Everything else in these objects is the library's and may change. The
- * library itself reads and writes these fields through these very types (its own structures begin
- * with them), so the two views never disagree, even under link-time optimisation. Do not touch
- * these structures yourself.
+ * sweepfill/cache_abi.h - the library's structures as cache.h's inline path (swf_cache_alloc_fast,
+ * swf_cache_free_fast) reads them, in the layout swf_cache_alloc_fast(3) ("The inline ABI")
+ * promises. Included by cache.h; nothing here is for a user to call or touch.
  */
 #ifndef SWEEPFILL_CACHE_ABI_H
 #define SWEEPFILL_CACHE_ABI_H
@@ -38,7 +27,8 @@ struct swf_cache;
 struct swf_magazine_ {
     uint32_t x_link_; /* the depot's */
     uint32_t n;       /* objects held, obj[0 .. n-1]; written only by the holding thread (in
-                         the per-CPU mode, by the thread on that CPU, in a restartable sequence) */
+                         the per-CPU mode, by the thread on that CPU, in a restartable sequence,
+                         or by a thread that locked the CPU's slot) */
     void *obj[SWF_CACHE_MAGAZINE];
 };
 

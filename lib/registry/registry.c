@@ -704,7 +704,7 @@ int swf_registry_create(const struct swf_registry_config *cfg, struct swf_regist
                   "cfg->reserve is above SWF_SWEEP_RESERVE_MAX");
     struct swf_registry *r;
     if (posix_memalign((void **)&r, 64, sizeof(*r)) != 0)
-        return ENOMEM;
+        return swfi_fail(__func__, ENOMEM, "no memory for the registry");
     memset(r, 0, sizeof(*r));
     r->cache = cfg->cache;
     r->init = cfg->init;

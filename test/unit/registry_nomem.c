@@ -6,11 +6,13 @@
  * epoch record (and, if it never made a blocking sweepfill call, for its binding table) before
  * deactivate can walk: with the allocation failing, deactivate must return ENOMEM with the
  * registry still active and every member's object still published, and a retry once memory is
- * back must deactivate completely.
+ * back must deactivate completely. A create without memory returns ENOMEM, and
+ * swf_error_reason() says why (registry.h: every error of create has its reason).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <sweepfill/registry.h>
 
@@ -94,7 +96,14 @@ int main(void)
     swf_registry_config_init(&rc);
     rc.cache = cache;
     rc.init = init_obj;
-    struct swf_registry *r;
+    struct swf_registry *r = NULL;
+    __atomic_store_n(&fail_allocations, 1, __ATOMIC_RELAXED);
+    int created = swf_registry_create(&rc, &r);
+    __atomic_store_n(&fail_allocations, 0, __ATOMIC_RELAXED);
+    const char *why = swf_error_reason();
+    ok(created == ENOMEM && strstr(why, "no memory for the registry") != NULL,
+       "create without memory: ENOMEM (%d), and swf_error_reason() says why (\"%s\")", created,
+       why);
     tap_require(swf_registry_create(&rc, &r) == 0, "registry");
     for (int i = 0; i < MEMBERS; i++)
         swf_registry_add(r, &nodes[i]);
