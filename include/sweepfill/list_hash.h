@@ -6,6 +6,12 @@
  * Both adapters pin with the member's struct swf_pin (pin.h), and keep a sweep's walk state in a
  * struct the caller provides for each sweep (struct swf_bucket_walk, struct swf_hs_walk), which
  * name_list() initialises and the sweep hands to every op.
+ *
+ * Synchronisation table ("-": may run concurrently; "X": two SWF_PUBLISH_STORE sweeps of the same
+ * slots must not; writers and readers as the table's own rules say):
+ *                   sweep   reader   writer (insert, remove + retire, resize)
+ *   sweep (STORE)     X        -        -
+ *   sweep (CAS)       -        -        -
  */
 #ifndef SWEEPFILL_LIST_HASH_H
 #define SWEEPFILL_LIST_HASH_H

@@ -4,6 +4,13 @@
  *
  * One adapter macro per kind, without and with the library's pin (_AUTO); SWF_LIST_SYS_TAILQ(3)
  * documents them all.
+ *
+ * Synchronisation table (the lock's; "-": concurrent, "X": excluded by the lock; with
+ * swf_guard_mutex every pair is X):
+ *                   sweep section   reader   writer (insert, remove + retire)
+ *   sweep section         -            -        X
+ *   reader                -            -        X
+ *   writer                X            X        X
  */
 #ifndef SWEEPFILL_LIST_SYSQUEUE_H
 #define SWEEPFILL_LIST_SYSQUEUE_H

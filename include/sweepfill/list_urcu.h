@@ -7,6 +7,12 @@
  * Include the flavour's header first, then this one, which serves whichever flavour is included
  * through its struct rcu_flavor_struct; included with no flavour before it, it stops the
  * compilation with one diagnostic, its #error.
+ *
+ * Synchronisation table for the lists ("-": may run concurrently; "X": two SWF_PUBLISH_STORE
+ * sweeps of the same slots must not; writers exclude one another with their own lock):
+ *                   sweep   reader   writer (add_rcu, del_rcu + retire)
+ *   sweep (STORE)     X        -        -
+ *   sweep (CAS)       -        -        -
  */
 #ifndef SWEEPFILL_LIST_URCU_H
 #define SWEEPFILL_LIST_URCU_H
