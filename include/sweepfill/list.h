@@ -300,7 +300,9 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
  * companions.
  * Returns: name_list() returns the struct swf_list by value.
  * Errors: None at run time; the generated functions cannot fail. A field the structures lack
- * does not compile; the slot field's type is not checked, and must be void *.
+ * does not compile; the slot field's type is not checked, and must be void *. A list without
+ * pins (no _AUTO or _PINNED, and SWF_LIST_NESTED_CK_LIST) cannot pin, so swf_sweep() refuses
+ * with EINVAL a section_bound other than 0 and SWF_SWEEP_SECTION_BOUND_AUTO.
  */
 #define SWF_LIST_FIRST_NEXT(name, head_type, member_type, link_field, slot_field, FIRST, NEXT) \
     SWF_LIST_CK_ADAPTER_(name, head_type, member_type, link_field, slot_field, FIRST, NEXT)
