@@ -377,7 +377,7 @@ def example(root, path, mark):
     out = [".Bd -literal -offset indent"]
     for line in lines:
         line = line.replace("\\", "\\e")
-        if line[:1] and line[:1] in ".'":  # "" is in any string: a blank line stays blank
+        if line and line[0] in ".'":  # not "": a blank line stays blank in the display
             line = "\\&" + line
         out.append(line)
     out.append(".Ed")

@@ -1,41 +1,12 @@
 /*
  * sweepfill/list.h - how a sweep walks a list it does not own, and how anyone reads a slot.
  *
- * A member is any struct with a `void *` field, its *slot*, at a fixed offset. A list is whatever
- * the program already has (a CK_LIST, an array, a process list of thread lists); sweepfill sees
- * it through struct swf_list_ops, whose functions are all called inside the caller's read-side
- * section (sweep.h's guards) and must guarantee:
- *
- *   first(list), next(list, m)   the first member and the one after m, or NULL. A walk from
- *                first() along next() to NULL reaches, in finitely many steps, every member
- *                present in the container for the whole walk, whatever concurrent writers do
- *                (the reader guarantee of an RCU list); members added or removed meanwhile may or
- *                may not be reached. next is called on a member reached in the same section, or
- *                on a pinned member whose linked() returned true in this section; only on the
- *                member first or next returned last (the cursor), and first again only to
- *                restart, so ops may keep walk state (a bucket index, an iterator, a stack of
- *                tree nodes) in the object `list` points to, set up afresh for each sweep.
- *   pin(list, m)      optional; inside a section in which m was reached: until unpin, m's memory
- *                     stays valid (the deleter must not free it; struct swf_pin does this for you),
- *                     and if m stays linked, its place in the list too.
- *   linked(list, m)   optional; inside a later section, with m pinned: true only if m is still in
- *                     the container (not retired), next(list, m) may be called in this section,
- *                     and the walk from there still reaches every member present throughout (no
- *                     resize moved members behind the cursor). False makes the sweep unpin m and
- *                     walk again from first() (docs/design.md, 'Linked means "still in the
- *                     container"').
- *   unpin(list, m)    optional; in a later section, releases the pin; it may free m
- *                     (swf_pin_put after m's grace period).
- *
- * pin, unpin and linked come as a set or not at all: with them a sweep's cursor survives leaving
- * its section (to refill its reserve, or to bound the section's length); without them RESUME runs
- * as RESTART (sweep.h). Adapters generated for a given struct and field by the macros below
- * (ck_queue.h lists, any FIRST/NEXT list, nested CK_LISTs, arrays; the _AUTO forms pin with
- * pin.h's struct swf_pin, with no code of yours) and in list_sysqueue.h, list_urcu.h and
- * list_hash.h each define `NAME_ops` and `NAME_list(head)`, returning the struct swf_list to pass
- * to a sweep; their functions are static inline, so a sweep generated with SWF_SWEEP_DEFINE
- * (sweep.h) calls them without an indirect call. examples/radix_sweep.c writes the ops for a
- * radix tree by hand.
+ * A member is any struct with a `void *` field, its *slot*, at a fixed offset; a sweep sees the
+ * program's container through a struct swf_list: operations (struct swf_list_ops), the pointer
+ * they get and the slot's offset. Below: the operations' contract, the slot accessors
+ * (swf_slot_load(3)), arrays and the helpers around them (swf_list_array(3)), and the adapter
+ * generators for ck_queue lists and lists like them (SWF_LIST_CK_LIST(3)); list_sysqueue.h,
+ * list_urcu.h and list_hash.h add adapters for other containers.
  *
  * Slots: a reader loads a slot with swf_slot_load() (an acquire load): it returns NULL or an
  * object whose initialisation, done before a sweep published it with a release store or release
@@ -66,11 +37,30 @@
 extern "C" {
 #endif
 
+/* What a sweep walks a container with. Every operation is called inside the caller's read-side
+ * section (sweep.h's guards); pin, unpin and linked are set all three or none. */
 struct swf_list_ops {
+    /* The first member, or NULL. A walk from first() along next() to NULL reaches, in finitely
+     * many steps, every member present in the container for the whole walk, whatever concurrent
+     * writers do; members added or removed meanwhile may or may not be reached. first() is called
+     * again only to restart, so the operations may keep walk state in the object list points
+     * to, set up afresh for each sweep. */
     void *(*first)(void *list);
+    /* The member after member, or NULL. Called only on the member first() or next() returned
+     * last (the cursor), and only if it was reached in the same section or is pinned and
+     * linked() returned true in this section. */
     void *(*next)(void *list, void *member);
+    /* Optional. Called in a section in which member was reached: until unpin(), member's memory
+     * stays valid (its deleter must not free it; struct swf_pin does this for you), and while
+     * member stays linked, its place in the list too. */
     void (*pin)(void *list, void *member);
+    /* Optional. Called in a later section; releases the pin, and may free member (swf_pin_put()
+     * after member's grace period). */
     void (*unpin)(void *list, void *member);
+    /* Optional. Called in a later section with member pinned: true only if member is still in
+     * the container (not retired), next() may be called on it in this section, and the walk
+     * from there still reaches every member present throughout (no resize moved members behind
+     * the cursor). False makes the sweep unpin member and walk again from first(). */
     bool (*linked)(void *list, void *member);
 };
 
@@ -79,13 +69,6 @@ struct swf_list {
     void *list;         /* handed to every op */
     size_t slot_offset; /* offsetof(member type, slot); a multiple of sizeof(void *) */
 };
-
-/* Whether a list's cursor can survive leaving the read-side section (pin, unpin and linked all
- * set). Pure; any thread. */
-static inline bool swf_list_can_pin(const struct swf_list_ops *ops)
-{
-    return ops->pin != SWF_NULL_ && ops->unpin != SWF_NULL_ && ops->linked != SWF_NULL_;
-}
 
 /*
  * The address of member's slot, slot_offset bytes into it.
@@ -230,8 +213,30 @@ struct swf_array {
     size_t stride;
 };
 
+/*
+ * swf_list_can_pin() says whether ops can pin (pin, unpin and linked all set); swf_list_array()
+ * returns the list of a's members, with their slots at slot_offset, walked with swf_array_ops.
+ *
+ * Concurrency: swf_list_can_pin() and swf_list_array() are pure, for any thread;
+ * swf_array_ops is constant. The array a must stay valid while the list is in use. Operations a
+ * program writes obey its container's rules for readers: a sweep calls them while the container's
+ * writers run (say, CK_LIST's single writer, with readers in epoch sections). A member's deleter
+ * frees it only after a grace period and, on a list that pins, after its unpin.
+ * Progress: swf_list_can_pin() and swf_list_array() are wait-free. Operations a program writes
+ * must not block: they run inside read-side sections.
+ * Ordering: None of these orders anything. A list's first and next operations read links with
+ * the ordering its writers publish them with (ck_queue's macros do), so that a member reached
+ * through the list is seen as its inserter initialised it. Slots are read and written with
+ * swf_slot_load(3) and its companions.
+ * Returns: swf_list_can_pin() returns true if ops has pin, unpin and linked, false otherwise;
+ * swf_list_array() returns the list by value.
+ * Errors: None; they cannot fail. A sweep checks the list (swf_sweep_validate(3)).
+ */
+static inline bool swf_list_can_pin(const struct swf_list_ops *ops)
+{
+    return ops->pin != SWF_NULL_ && ops->unpin != SWF_NULL_ && ops->linked != SWF_NULL_;
+}
 SWF_API extern const struct swf_list_ops swf_array_ops;
-
 static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_offset)
 {
     struct swf_list l = {&swf_array_ops, a, slot_offset};
@@ -333,14 +338,31 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
     SWF_LIST_HEAD_FN_(name, head_type, member_type, slot_field)
 
 /*
- * SWF_LIST_FIRST_NEXT(name, head_type, member_type, link_field, slot_field, FIRST, NEXT)
- * SWF_LIST_FIRST_NEXT_AUTO(name, head_type, member_type, link_field, slot_field, FIRST, NEXT,
- *                          pin_field)
- * For any list whose first member is FIRST(struct head_type *) and whose next is
- * NEXT(struct member_type *, link_field), both NULL at the end (the BSD <sys/queue.h> and
- * ck_queue.h conventions). The _AUTO form pins with the member's `struct swf_pin pin_field`.
- * Loads through FIRST and NEXT must be what the list's readers use (e.g. ck_queue's fenced
- * loads for an epoch-protected list, plain loads under a lock).
+ * Generate the list operations, the table name_ops, the constant name_slot_offset and
+ * name_list(head), which returns the struct swf_list for a sweep: for CK_LIST, CK_SLIST and
+ * CK_STAILQ lists (without pins, with the member's struct swf_pin (_AUTO) or with your pin
+ * functions (_PINNED)), for any list walked by FIRST and NEXT macros (SWF_LIST_FIRST_NEXT), and
+ * for a CK_LIST of CK_LISTs (SWF_LIST_NESTED_CK_LIST, without pins).
+ *
+ * Concurrency: The generated functions walk the list with the ck_queue macros (or FIRST and
+ * NEXT), safe against one concurrent writer using ck_queue's insertion and removal macros while
+ * the walk runs inside a read-side section that keeps removed members' memory valid (an epoch
+ * section, with writers that free members after a grace period). With _AUTO, a deleter retires
+ * the member right after unlinking it, in the same writer critical section (swf_pin_retire(3));
+ * with _PINNED, your pin functions decide what may happen to a pinned member.
+ * Progress: Each generated function is wait-free (an _AUTO pin or unpin is one atomic operation,
+ * plus the free function when the last pin goes); a walk takes one step per member.
+ * Ordering: The ck_queue macros load links with ck_pr_load_ptr() and insert behind a store fence,
+ * so a member reached through the list is seen as its inserter initialised it, on the
+ * architectures ck supports. FIRST and NEXT must load as the list's own readers do (ck_queue's
+ * fenced loads for an epoch-protected list, plain loads under a lock). Pins of the _AUTO forms
+ * order as swf_pin_retire(3) says; slots are read and written with swf_slot_load(3) and its
+ * companions.
+ * Returns: name_list() returns the struct swf_list by value.
+ * Errors: None at run time; the generated functions cannot fail. A field the structures lack
+ * does not compile; the slot field's type is not checked, and must be void *. A list without
+ * pins (no _AUTO or _PINNED, and SWF_LIST_NESTED_CK_LIST) cannot pin, so swf_sweep() refuses
+ * with EINVAL a section_bound other than 0 and SWF_SWEEP_SECTION_BOUND_AUTO.
  */
 #define SWF_LIST_FIRST_NEXT(name, head_type, member_type, link_field, slot_field, FIRST, NEXT) \
     SWF_LIST_CK_ADAPTER_(name, head_type, member_type, link_field, slot_field, FIRST, NEXT)
@@ -348,18 +370,6 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
                                  NEXT, pin_field)                                                \
     SWF_LIST_CK_ADAPTER_AUTO_(name, head_type, member_type, link_field, slot_field, FIRST, NEXT, \
                               pin_field)
-
-/*
- * SWF_LIST_CK_LIST(name, head_type, member_type, link_field, slot_field)
- * For `CK_LIST_HEAD(head_type, member_type)` lists whose members link through
- * `CK_LIST_ENTRY(member_type) link_field` and hold `void *slot_field`. Cannot pin: a sweep over
- * it restarts from the head when it must leave its section (RESTART behaviour).
- * SWF_LIST_CK_LIST_AUTO(..., pin_field) pins with the library's pin: the member embeds
- * `struct swf_pin pin_field` and deleters call swf_pin_retire after CK_LIST_REMOVE (pin.h).
- * SWF_LIST_CK_LIST_PINNED(..., pin_fn, unpin_fn, linked_fn) adds your pin functions (see the top
- * comment for what they must guarantee). SWF_LIST_CK_SLIST* and SWF_LIST_CK_STAILQ* are the same
- * for CK_SLIST and CK_STAILQ.
- */
 #define SWF_LIST_CK_LIST(name, head_type, member_type, link_field, slot_field)                \
     SWF_LIST_CK_ADAPTER_(name, head_type, member_type, link_field, slot_field, CK_LIST_FIRST, \
                          CK_LIST_NEXT)
@@ -387,20 +397,9 @@ static inline struct swf_list swf_list_array(struct swf_array *a, size_t slot_of
                                   unpin_fn, linked_fn)                                          \
     SWF_LIST_CK_ADAPTER_PINNED_(name, head_type, member_type, link_field, slot_field,           \
                                 CK_STAILQ_FIRST, CK_STAILQ_NEXT, pin_fn, unpin_fn, linked_fn)
-
 #define SWF_LIST_CK_STAILQ_AUTO(name, head_type, member_type, link_field, slot_field, pin_field) \
     SWF_LIST_CK_ADAPTER_AUTO_(name, head_type, member_type, link_field, slot_field,              \
                               CK_STAILQ_FIRST, CK_STAILQ_NEXT, pin_field)
-
-/*
- * SWF_LIST_NESTED_CK_LIST(name, outer_head_type, outer_type, outer_link, inner_head_field,
- *                         inner_type, inner_link, parent_field, slot_field)
- * The process -> threads shape: an outer CK_LIST of outer_type, each holding a CK_LIST_HEAD
- * `inner_head_field` of inner_type members, each of which points back to its outer member
- * through `parent_field`. The walk visits the inner members (they hold the slots) in order,
- * skipping outer members with empty inner lists. Cannot pin; for a pinnable nested list, write
- * the ops by hand with pins that also keep the parent linked while a child is pinned.
- */
 #define SWF_LIST_NESTED_CK_LIST(name, outer_head_type, outer_type, outer_link, inner_head_field, \
                                 inner_type, inner_link, parent_field, slot_field)                \
     SWF_LIST_FN_ void *name##_from_outer(struct outer_type *o)                                   \

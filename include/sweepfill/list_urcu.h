@@ -1,50 +1,18 @@
 /*
- * sweepfill/list_urcu.h - sweeps over liburcu's RCU lists (cds_list_head from <urcu/rculist.h>,
- * cds_hlist_head from <urcu/rcuhlist.h>), guards for every urcu flavour, and call_rcu as the
- * grace period of swf_pin_retire. Header-only: sweepfill itself does not link liburcu; your
- * program links its flavour's library (pkg-config liburcu, liburcu-qsbr, liburcu-bp, liburcu-mb,
- * liburcu-signal, liburcu-memb).
+ * sweepfill/list_urcu.h - sweeps over liburcu's RCU lists (SWF_LIST_CDS_LIST(3)), guards for
+ * every urcu flavour and call_rcu as the grace period of swf_pin_retire (swf_guard_urcu(3)), and
+ * what a liburcu program's own code tells ThreadSanitizer (SWF_URCU_TSAN_READ_UNLOCK(3)).
  *
- * Choosing the flavour: include your flavour's header first, then this one; pass that flavour's
- * struct rcu_flavor_struct to the guard and grace functions:
+ * Header-only: sweepfill itself does not link liburcu; the program links its flavour's library.
+ * Include the flavour's header first, then this one, which serves whichever flavour is included
+ * through its struct rcu_flavor_struct; included with no flavour before it, it stops the
+ * compilation with one diagnostic, its #error.
  *
- *   #include <urcu/urcu-memb.h>            // or <urcu/urcu-qsbr.h>, <urcu/urcu-bp.h>,
- *   #include <sweepfill/list_urcu.h>       //    <urcu/urcu-mb.h>, <urcu/urcu-signal.h>, <urcu.h>
- *
- *   swf_guard_urcu(&cfg.guard, &urcu_memb_flavor);         // qsbr: swf_guard_urcu_qsbr
- *   swf_grace_urcu(&grace, &urcu_memb_flavor);             // for the deleters' swf_pin_retire
- *   fc.synchronize = swf_synchronize_urcu;                 // a feature's (feature.h); qsbr:
- *   fc.synchronize_arg = (void *)&urcu_memb_flavor;        //    swf_synchronize_urcu_qsbr
- *
- * (with the short-name API of <urcu.h>, <urcu-qsbr.h> or <urcu-bp.h>, `&rcu_flavor` names the
- * flavour included). Included with no flavour before it, this header stops the compilation with
- * one diagnostic, its #error. liburcu 0.13's headers declare call_rcu and the flavour struct only
- * for the first flavour a translation unit includes, so a program using two flavours includes
- * each, with this header, in a translation unit of its own.
- *
- * Lists: SWF_LIST_CDS_LIST(_AUTO) for struct cds_list_head, SWF_LIST_CDS_HLIST(_AUTO) for struct
- * cds_hlist_head (below; each defines NAME_ops and NAME_list(head), as list.h's do). The walk
- * loads links as rcu_dereference does (a consume load). With _AUTO the member embeds a struct
- * swf_pin and deleters do, under their update-side lock:
- *     cds_list_del_rcu(&m->link);  swf_pin_retire(&m->pin, &grace, free_m);
- * free_m runs on the flavour's call_rcu thread, or in the sweep's put if the sweep held m.
- *
- * Synchronisation: readers (rcu_read_lock, cds_list_for_each_entry_rcu), the sweep and writers
- * run concurrently, as liburcu's lists allow; writers exclude one another with their own lock.
+ * Synchronisation table for the lists ("-": may run concurrently; "X": two SWF_PUBLISH_STORE
+ * sweeps of the same slots must not; writers exclude one another with their own lock):
  *                   sweep   reader   writer (add_rcu, del_rcu + retire)
  *   sweep (STORE)     X        -        -
  *   sweep (CAS)       -        -        -
- * (X: two STORE sweeps of the same slots; see sweep.h.)
- *
- * Memory ordering: the walk's consume loads pair with rcu_assign_pointer's release in
- * cds_list_add_rcu (or the release stores of the swf_cds_* mutators below), so the sweep sees a
- * member's fields as they were when it was linked. Slots as in list.h. call_rcu orders the
- * readers' sections before the callback, which calls swf_pin_grace_over (pin.h has the rest).
- *
- * Progress: the walk is wait-free per step; guards as the flavour's read side (wait-free for
- * memb, mb and signal, and for bp once the thread has registered itself on its first read lock;
- * qsbr's online/offline are wait-free too). The guard and grace functions do nothing on NULL
- * arguments.
  */
 #ifndef SWEEPFILL_LIST_URCU_H
 #define SWEEPFILL_LIST_URCU_H
@@ -89,32 +57,6 @@ void __tsan_release(void *addr);
 #define SWF_URCU_TSAN_ACQUIRE_(a) ((void)(a))
 #endif
 
-/*
- * Your own read sections and grace periods under ThreadSanitizer. liburcu 0.13 is not
- * instrumented, so TSan sees neither its grace periods nor the hand-over of a call_rcu callback;
- * the guards and swf_grace_urcu below state them with release/acquire annotations on the flavour
- * struct (and on the callback's rcu_head). Say the same in your own code with these macros
- * (statements; nothing without TSan):
- *   SWF_URCU_TSAN_READ_UNLOCK(flavor)       just before each rcu_read_unlock (qsbr: before each
- *                                           rcu_quiescent_state and rcu_thread_offline)
- *   SWF_URCU_TSAN_GRACE_OVER(flavor)        just after each synchronize_rcu
- *   SWF_URCU_TSAN_CALL_RCU(head)            just before each call_rcu(head, fn)
- *   SWF_URCU_TSAN_CALLBACK(flavor, head)    first thing in fn(head)
- *   SWF_URCU_TSAN_CALLBACK_END(flavor)      last thing in fn, if a thread that waits in
- *                                           rcu_barrier reads what fn did
- *   SWF_URCU_TSAN_BARRIER(flavor, call)     in place of a call of rcu_barrier: makes the call
- *                                           with this thread's accesses hidden from TSan (the
- *                                           barrier callocs what the call_rcu thread frees, out of
- *                                           TSan's sight), then orders every callback's end
- *                                           before what follows
- * Two more things make a liburcu program's own code visible to TSan: define
- * URCU_INLINE_SMALL_FUNCTIONS (or _LGPL_SOURCE) before including liburcu, so that rcu_dereference
- * and cds_list_for_each_entry_rcu load with C11 atomics (otherwise the pointer is read with a
- * plain load and passed to liburcu), and change the lists with the swf_cds_* mutators below
- * instead of liburcu's, whose volatile stores TSan takes for plain writes racing the readers
- * (publish your own pointers with __atomic_store_n(&p, v, __ATOMIC_RELEASE) or
- * __atomic_exchange_n rather than rcu_assign_pointer or rcu_xchg_pointer, for the same reason).
- */
 #ifdef SWF_URCU_TSAN_
 void __tsan_ignore_thread_begin(void);
 void __tsan_ignore_thread_end(void);
@@ -130,6 +72,34 @@ void __tsan_ignore_thread_end(void);
         call;                       \
     } while (0)
 #endif
+
+/* The swf_cds_* mutators' stores of the links that readers load. */
+#define SWF_URCU_STORE_(p, v)              __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+
+/* ---- what ThreadSanitizer sees of a program's own code ----------------------------------- */
+
+/*
+ * Annotations, each a statement that does nothing without ThreadSanitizer (but make the call
+ * given to SWF_URCU_TSAN_BARRIER), that state a liburcu program's own read sections, grace
+ * periods and call_rcu hand-overs to TSan as the guards and swf_grace_urcu() state theirs; and
+ * list mutators that make liburcu's changes with stores TSan sees.
+ *
+ * Concurrency: The macros annotate the calling thread only. The functions change the list under
+ * the program's update-side lock, as liburcu's cds_list_add_rcu(), cds_list_add_tail_rcu(),
+ * cds_list_del_rcu(), cds_hlist_add_head_rcu() and cds_hlist_del_rcu() do, on the same
+ * structures; readers and sweeps run concurrently with them.
+ * Progress: Each macro is one annotation call under ThreadSanitizer and nothing otherwise, plus
+ * the call given to SWF_URCU_TSAN_BARRIER. The functions are wait-free: a few stores.
+ * Ordering: The functions store the links that readers load with C11 release stores (liburcu
+ * 0.13: a barrier and a volatile store): a release store publishes a new member, or the
+ * successor a removal links in, and a reader that loads the link (a consume load, as
+ * rcu_dereference() and the sweep's walk do) sees everything written before. The macros add no
+ * ordering of their own: they tell TSan about the ordering the grace period and call_rcu()
+ * already give, with release and acquire annotations on the flavour struct and on the
+ * callback's rcu_head.
+ * Returns: Nothing.
+ * Errors: None; nothing here fails.
+ */
 #define SWF_URCU_TSAN_READ_UNLOCK(flavor)  SWF_URCU_TSAN_RELEASE_(flavor)
 #define SWF_URCU_TSAN_GRACE_OVER(flavor)   SWF_URCU_TSAN_ACQUIRE_(flavor)
 #define SWF_URCU_TSAN_CALL_RCU(head)       SWF_URCU_TSAN_RELEASE_(head)
@@ -144,6 +114,40 @@ void __tsan_ignore_thread_end(void);
         SWF_URCU_TSAN_HIDDEN_(call);        \
         SWF_URCU_TSAN_ACQUIRE_(flavor);     \
     } while (0)
+static inline void swf_cds_list_add_rcu(struct cds_list_head *newp, struct cds_list_head *head)
+{
+    newp->next = head->next;
+    newp->prev = head;
+    head->next->prev = newp;
+    SWF_URCU_STORE_(head->next, newp);
+}
+static inline void swf_cds_list_add_tail_rcu(struct cds_list_head *newp, struct cds_list_head *head)
+{
+    newp->next = head;
+    newp->prev = head->prev;
+    SWF_URCU_STORE_(head->prev->next, newp);
+    head->prev = newp;
+}
+static inline void swf_cds_list_del_rcu(struct cds_list_head *elem)
+{
+    elem->next->prev = elem->prev;
+    SWF_URCU_STORE_(elem->prev->next, elem->next);
+}
+static inline void swf_cds_hlist_add_head_rcu(struct cds_hlist_node *newp,
+                                              struct cds_hlist_head *head)
+{
+    newp->next = head->next;
+    newp->prev = (struct cds_hlist_node *)(void *)head;
+    if (head->next != SWF_NULL_)
+        head->next->prev = newp;
+    SWF_URCU_STORE_(head->next, newp);
+}
+static inline void swf_cds_hlist_del_rcu(struct cds_hlist_node *elem)
+{
+    if (elem->next != SWF_NULL_)
+        elem->next->prev = elem->prev;
+    SWF_URCU_STORE_(elem->prev->next, elem->next);
+}
 
 /* ---- guards ------------------------------------------------------------------------------- */
 
@@ -174,9 +178,26 @@ static inline void swf_urcu_offline_(void *flavor)
     ((const struct rcu_flavor_struct *)flavor)->thread_offline();
 }
 
-/* rcu_read_lock/unlock of flavor (memb, mb, signal, bp). The sweeping thread must be registered
- * (rcu_register_thread; bp registers itself). Sets SWF_GUARD_BLOCKING_OK: blocking inside a
- * section delays grace periods, nothing more (the sweep never calls synchronize_rcu inside). */
+/*
+ * swf_guard_urcu() fills g with rcu_read_lock() and rcu_read_unlock() of flavor (memb, mb,
+ * signal, bp) and sets its flags to SWF_GUARD_BLOCKING_OK; swf_guard_urcu_qsbr() fills g with
+ * rcu_thread_online() on enter and rcu_thread_offline() on leave, flags 0. Each does nothing
+ * when g or flavor is NULL.
+ *
+ * Concurrency: Filling in touches only g: any thread. The sweeping thread is registered with the
+ * flavour (rcu_register_thread(); bp registers itself on its first read lock). With
+ * swf_guard_urcu_qsbr() it calls swf_sweep(3) offline (rcu_thread_offline() first), and the
+ * sweep returns offline. Both guards count their sections on the thread: a blocking sweepfill
+ * call made inside one aborts at once with one line on standard error. Readers, the sweep and
+ * writers run concurrently, as liburcu's lists allow (SWF_LIST_CDS_LIST(3)).
+ * Progress: Filling in is wait-free. The sections are the flavour's read side: wait-free for
+ * memb, mb and signal, and for bp once the thread has registered itself on its first read lock;
+ * qsbr's online and offline are wait-free too.
+ * Ordering: The sections order as the flavour's read-side critical sections do. Under
+ * ThreadSanitizer each section's end also releases on the flavour struct.
+ * Returns: Nothing.
+ * Errors: None; a sweep rejects a guard without enter or leave (EINVAL, swf_sweep(3)).
+ */
 static inline void swf_guard_urcu(struct swf_guard *g, const struct rcu_flavor_struct *flavor)
 {
     if (g == NULL || flavor == NULL)
@@ -186,11 +207,6 @@ static inline void swf_guard_urcu(struct swf_guard *g, const struct rcu_flavor_s
     g->arg = (void *)flavor;
     g->flags = SWF_GUARD_BLOCKING_OK;
 }
-
-/* QSBR: a section is an online period, rcu_thread_online on enter and rcu_thread_offline on
- * leave. Call swf_sweep from a registered thread that is OFFLINE (rcu_thread_offline() first, as
- * before any blocking call: swf_sweep blocks to refill); it returns offline. Flags 0: an online
- * QSBR thread that blocks holds up every grace period. */
 static inline void swf_guard_urcu_qsbr(struct swf_guard *g, const struct rcu_flavor_struct *flavor)
 {
     if (g == NULL || flavor == NULL)
@@ -287,9 +303,23 @@ static inline void swf_urcu_defer_(void *flavor, struct swf_pin *pin)
         ->update_call_rcu((struct rcu_head *)swf_pin_grace_storage(pin), swf_urcu_grace_over_);
 }
 
-/* call_rcu of flavor, for swf_pin_retire, which must then be called from a thread registered
- * with the flavour (online for qsbr), as call_rcu requires. Callbacks run on the call_rcu thread;
- * rcu_barrier() waits for them (e.g. before exit). */
+/*
+ * Fill g so that swf_pin_retire(3) awaits the end of a grace period with call_rcu() of flavor;
+ * nothing when g or flavor is NULL.
+ *
+ * Concurrency: Filling in touches only g: any thread. swf_pin_retire() with g is then called
+ * from a thread registered with the flavour (online for qsbr), as call_rcu() requires. The
+ * callbacks run on the flavour's call_rcu thread; rcu_barrier() waits for them (for instance
+ * before exit).
+ * Progress: Filling in is wait-free. A retire with g adds call_rcu(): a wait-free enqueue and
+ * perhaps a futex wake.
+ * Ordering: call_rcu() orders the readers' sections before the callback, which calls
+ * swf_pin_grace_over(3): the member is freed only after every section that could have reached
+ * it has ended. Under ThreadSanitizer the callback acquires on the flavour struct and on the
+ * pin's hand-over through call_rcu's queue.
+ * Returns: Nothing.
+ * Errors: None; swf_pin_retire(3) rejects a NULL grace (EINVAL).
+ */
 static inline void swf_grace_urcu(struct swf_grace *g, const struct rcu_flavor_struct *flavor)
 {
     if (g == NULL || flavor == NULL)
@@ -298,57 +328,10 @@ static inline void swf_grace_urcu(struct swf_grace *g, const struct rcu_flavor_s
     g->arg = (void *)flavor;
 }
 
-/* ---- list mutators that ThreadSanitizer can see ---------------------------------------------
- *
- * The same changes as liburcu's cds_list_add_rcu, cds_list_add_tail_rcu, cds_list_del_rcu,
- * cds_hlist_add_head_rcu and cds_hlist_del_rcu, on the same structures, under your update-side
- * lock as theirs; the links that readers load are stored with C11 release stores (liburcu 0.13:
- * a barrier and a volatile store), which order the same way and which TSan sees. */
-#define SWF_URCU_STORE_(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
-
-static inline void swf_cds_list_add_rcu(struct cds_list_head *newp, struct cds_list_head *head)
-{
-    newp->next = head->next;
-    newp->prev = head;
-    head->next->prev = newp;
-    SWF_URCU_STORE_(head->next, newp);
-}
-
-static inline void swf_cds_list_add_tail_rcu(struct cds_list_head *newp, struct cds_list_head *head)
-{
-    newp->next = head;
-    newp->prev = head->prev;
-    SWF_URCU_STORE_(head->prev->next, newp);
-    head->prev = newp;
-}
-
-static inline void swf_cds_list_del_rcu(struct cds_list_head *elem)
-{
-    elem->next->prev = elem->prev;
-    SWF_URCU_STORE_(elem->prev->next, elem->next);
-}
-
-static inline void swf_cds_hlist_add_head_rcu(struct cds_hlist_node *newp,
-                                              struct cds_hlist_head *head)
-{
-    newp->next = head->next;
-    newp->prev = (struct cds_hlist_node *)(void *)head;
-    if (head->next != SWF_NULL_)
-        head->next->prev = newp;
-    SWF_URCU_STORE_(head->next, newp);
-}
-
-static inline void swf_cds_hlist_del_rcu(struct cds_hlist_node *elem)
-{
-    if (elem->next != SWF_NULL_)
-        elem->next->prev = elem->prev;
-    SWF_URCU_STORE_(elem->prev->next, elem->next);
-}
-
 /* ---- lists -------------------------------------------------------------------------------- */
 
 /* rcu_dereference, as liburcu's C11 build of it. */
-#define SWF_URCU_LOAD_(p)     __atomic_load_n(&(p), __ATOMIC_CONSUME)
+#define SWF_URCU_LOAD_(p) __atomic_load_n(&(p), __ATOMIC_CONSUME)
 
 #define SWF_URCU_MEMBER_(member_type, link_field, node) \
     ((struct member_type *)(void *)((char *)(node)-offsetof(struct member_type, link_field)))
@@ -381,22 +364,42 @@ static inline void swf_cds_hlist_del_rcu(struct cds_hlist_node *elem)
         return n == NULL ? NULL : (void *)SWF_URCU_MEMBER_(member_type, link_field, n);        \
     }
 
+/*
+ * Generate the list operations, the table name_ops, the constant name_slot_offset and
+ * name_list(head) for a struct cds_list_head list (SWF_LIST_CDS_LIST) or a struct
+ * cds_hlist_head list (SWF_LIST_CDS_HLIST) of member_type linked through link_field; the _AUTO
+ * forms pin with the member's struct swf_pin at pin_field.
+ *
+ * Concurrency: Readers (rcu_read_lock(), cds_list_for_each_entry_rcu()), the sweep and writers
+ * run concurrently, as liburcu's lists allow; writers exclude one another with their own lock. A
+ * sweep runs concurrently with readers, with writers (cds_list_add_rcu(), or cds_list_del_rcu()
+ * and a retire) and with SWF_PUBLISH_CAS sweeps; two SWF_PUBLISH_STORE sweeps of the same slots
+ * must not run at once (swf_sweep(3)). With _AUTO, deleters unlink the member and retire its pin
+ * (swf_pin_retire(3), with a grace from swf_grace_urcu(3)) under their update-side lock; the free
+ * function runs on the flavour's call_rcu thread, or in the sweep's put if the sweep held the
+ * member pinned.
+ * Progress: Each step of the walk is wait-free.
+ * Ordering: The walk loads links as rcu_dereference() does (a consume load). Those loads pair with
+ * rcu_assign_pointer()'s release in cds_list_add_rcu() (or the release stores of the swf_cds_*
+ * mutators), so the sweep sees a member's fields as they were when it was linked. Slots as in
+ * swf_slot_load(3). call_rcu() orders the readers' sections before the callback, which calls
+ * swf_pin_grace_over(3).
+ * Returns: name_list() returns the struct swf_list by value.
+ * Errors: None; the generated functions cannot fail, and errors are those of swf_sweep(3).
+ */
 #define SWF_LIST_CDS_LIST(name, member_type, link_field, slot_field) \
     SWF_LIST_CDS_LIST_WALK_(name, member_type, link_field)           \
     SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                    \
     SWF_LIST_HEAD_FN_(name, cds_list_head, member_type, slot_field)
-
 #define SWF_LIST_CDS_LIST_AUTO(name, member_type, link_field, slot_field, pin_field) \
     SWF_LIST_CDS_LIST_WALK_(name, member_type, link_field)                           \
     SWF_LIST_PIN_AUTO_FNS_(name, member_type, pin_field)                             \
     SWF_LIST_OPS_DEFINE_(name, name##_pin, name##_unpin, name##_linked);             \
     SWF_LIST_HEAD_FN_(name, cds_list_head, member_type, slot_field)
-
 #define SWF_LIST_CDS_HLIST(name, member_type, link_field, slot_field) \
     SWF_LIST_CDS_HLIST_WALK_(name, member_type, link_field)           \
     SWF_LIST_OPS_DEFINE_(name, NULL, NULL, NULL);                     \
     SWF_LIST_HEAD_FN_(name, cds_hlist_head, member_type, slot_field)
-
 #define SWF_LIST_CDS_HLIST_AUTO(name, member_type, link_field, slot_field, pin_field) \
     SWF_LIST_CDS_HLIST_WALK_(name, member_type, link_field)                           \
     SWF_LIST_PIN_AUTO_FNS_(name, member_type, pin_field)                              \
