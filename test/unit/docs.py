@@ -12,7 +12,11 @@ one point per kind of reference) on:
   - a citation by line number ("(l. 421)", "registry.c:398"): cite the function instead;
   - a C, shell or Python file whose opening names a path other than its own;
   - a file map that lists a different set of files than its folder holds: docs/design.md's map
-    of lib/ (folder by folder) and lib/cache/cache_internal.h's map of lib/cache/*.c.
+    of lib/ (folder by folder) and lib/cache/cache_internal.h's map of lib/cache/*.c;
+  - a quotation of a header or a manual page template that it no longer holds: in a line of a
+    Markdown file that names include/sweepfill/X.h or man/X.in, each "quoted" run of four words
+    or more must be in one of the files the line names (compared word for word, so that line
+    breaks and comment marks do not matter).
 --self-test plants one of each in a small tree and fails unless each is found.
 """
 import os
@@ -171,12 +175,52 @@ def check_maps(root, files):
     return bad
 
 
+QUOTED_FILE_RE = re.compile(r"((?:include/sweepfill|man)/[\w.-]+\.(?:h|in))\b")
+QUOTE_RE = re.compile(r'"([^"]+)"')
+
+
+def words(text):
+    return " ".join(re.findall(r"[\w']+", text.lower()))
+
+
+def check_quotes(root, files):
+    bad = []
+    cache = {}
+    for rel, text in read_texts(root, files):
+        if not rel.endswith(".md"):
+            continue
+        for n, line in enumerate(text.split("\n"), 1):
+            named = QUOTED_FILE_RE.findall(line)
+            if not named:
+                continue
+            for q in QUOTE_RE.findall(line):
+                want = words(q.replace("...", " "))
+                if len(want.split()) < 4:
+                    continue
+                parts = [words(p) for p in q.split("...")]
+                found = False
+                for path in named:
+                    full = os.path.join(root, path)
+                    if full not in cache:
+                        try:
+                            cache[full] = words(open(full, encoding="utf-8").read())
+                        except OSError:
+                            cache[full] = ""
+                    body = cache[full]
+                    if all(p in body for p in parts):
+                        found = True
+                if not found:
+                    bad.append(f"{rel}, line {n}: \"{q}\" is not in {', '.join(named)}")
+    return bad
+
+
 CHECKS = [
     ("Markdown links resolve, anchors included", check_links),
     ("paths named in the texts exist", check_paths),
     ("no citation by line number", check_line_cites),
     ("each file's opening names its own path", check_openings),
     ("the file maps list the files their folders hold", check_maps),
+    ("quotations of headers and page templates are in them", check_quotes),
 ]
 
 
@@ -200,7 +244,9 @@ def self_test():
         "lib/x/a.c": "/*\n * lib/x/b.c - named wrong\n */\n",
         "lib/cache/cache_internal.h": "/*\n *   one.c   the first\n */\n",
         "lib/cache/two.c": "",
-        "docs/design.md": "```\nlib/  layers\n  x/  a.c gone.c\n```\n",
+        "docs/design.md": "```\nlib/  layers\n  x/  a.c gone.c\n```\n"
+                          "`include/sweepfill/q.h` says \"every member linked now has one\"\n",
+        "include/sweepfill/q.h": "/* Returns: 0, when every member linked at that moment has one. */\n",
     }
     with tempfile.TemporaryDirectory() as tmp:
         for rel, text in planted.items():
