@@ -3,7 +3,7 @@
  * cache.h reads them. Included by cache.h; nothing here is for a program to use directly.
  *
  * Every library object that threads keep state for (an "owner": a cache or a registry) begins
- * with struct swf_cache_head_; each thread's binding table, indexed by the owner's handle, holds
+ * with struct swf_owner_head_; each thread's binding table, indexed by the owner's handle, holds
  * (owner id, state) pairs and is found through swf_thread_self_, an initial-exec TLS variable the
  * library exports. These layouts are part of the ABI for as long as the soname is
  * libsweepfill.so.0 (cache.h: SWF_CACHE_INLINE_ABI). They are in a header of their own because
@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-struct swf_cache_head_ {
+struct swf_owner_head_ {
     uint64_t id;        /* the cache's identity: unique in the process, never 0, never reused */
     uint32_t handle;    /* its index in every thread's binding table */
     uint32_t x_slow;    /* non-zero: calls must go to the library (full checks, injection) */
@@ -36,7 +36,7 @@ struct swf_cache_head_ {
 
 struct swf_binding_ {
     uint64_t id; /* the owner this entry belongs to; any other value: not this cache's */
-    void *state; /* for a cache: its struct swf_thread_cache_ for this thread */
+    void *state; /* for a cache: its struct swf_tstate_ for this thread */
 };
 
 struct swf_thread_ {

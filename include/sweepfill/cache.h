@@ -479,7 +479,7 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  */
 static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 {
-    struct swf_thread_cache_ *ts;
+    struct swf_tstate_ *ts;
     void *obj;
     if (__builtin_expect(c != SWF_NULL_ && (ts = swf_cache_state_(c)) != SWF_NULL_, 1)) {
         struct swf_magazine_ *m = ts->loaded;
@@ -528,8 +528,8 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
  */
 static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
 {
-    struct swf_thread_cache_ *ts;
-    const struct swf_cache_head_ *h = swf_cache_head_of_(c);
+    struct swf_tstate_ *ts;
+    const struct swf_owner_head_ *h = swf_cache_head_of_(c);
     if (__builtin_expect(c != SWF_NULL_ && obj != SWF_NULL_ &&
                              (ts = swf_cache_state_(c)) != SWF_NULL_ &&
                              swf_cache_free_ok_(h, ts, obj),

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "api.h"
-#include "binding.h"  /* struct swf_cache_head_, swf_thread_self_ */
+#include "binding.h"  /* struct swf_owner_head_, swf_thread_self_ */
 #include "rseq_abi.h" /* the per-CPU mode's sequences */
 
 #ifdef __cplusplus
@@ -32,7 +32,7 @@ struct swf_magazine_ {
     void *obj[SWF_CACHE_MAGAZINE];
 };
 
-struct swf_thread_cache_ {
+struct swf_tstate_ {
     uint32_t x_link_, index_;     /* the library's */
     struct swf_magazine_ *loaded; /* the magazine alloc pops from and free pushes on; NULL in
                                      the per-CPU mode */
@@ -44,28 +44,28 @@ struct swf_thread_cache_ {
 };
 
 /* The head every struct swf_cache begins with. */
-static inline const struct swf_cache_head_ *swf_cache_head_of_(const struct swf_cache *c)
+static inline const struct swf_owner_head_ *swf_cache_head_of_(const struct swf_cache *c)
 {
-    return SWF_STATIC_CAST_(const struct swf_cache_head_ *, SWF_STATIC_CAST_(const void *, c));
+    return SWF_STATIC_CAST_(const struct swf_owner_head_ *, SWF_STATIC_CAST_(const void *, c));
 }
 
 /* This thread's state for c, or NULL: what the inline path may use. */
-static inline struct swf_thread_cache_ *swf_cache_state_(struct swf_cache *c)
+static inline struct swf_tstate_ *swf_cache_state_(struct swf_cache *c)
 {
-    const struct swf_cache_head_ *h = swf_cache_head_of_(c);
+    const struct swf_owner_head_ *h = swf_cache_head_of_(c);
     const struct swf_thread_ *t = &swf_thread_self_;
     if (__builtin_expect(h->handle >= t->cap || t->table[h->handle].id != h->id ||
                              __atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) != 0,
                          0))
         return SWF_NULL_;
-    return SWF_STATIC_CAST_(struct swf_thread_cache_ *, t->table[h->handle].state);
+    return SWF_STATIC_CAST_(struct swf_tstate_ *, t->table[h->handle].state);
 }
 
 #ifdef SWF_RSEQ_ABI_
 /* This thread's inputs to its sequences on the slots of h's cache (*slots), or NULL: no slots yet,
  * or the thread has no registered rseq area. They come from the cache's head and the thread's
  * TLS, not from its state, so that a sequence does not wait for the binding table's lookup. */
-static inline const struct swf_thread_ *swf_cache_pcpu_thread_(const struct swf_cache_head_ *h,
+static inline const struct swf_thread_ *swf_cache_pcpu_thread_(const struct swf_owner_head_ *h,
                                                                uintptr_t **slots)
 {
     const struct swf_thread_ *t = &swf_thread_self_;
@@ -78,7 +78,7 @@ static inline const struct swf_thread_ *swf_cache_pcpu_thread_(const struct swf_
  * thread runs on (the per-CPU mode): 1, or 0 when there is none to pop there or no room (or no
  * slots, no registered area, or no sequences in this build: the library decides). An aborted
  * sequence is tried again, counted in *aborts unless it is NULL. */
-static inline int swf_cache_pcpu_move_(const struct swf_cache_head_ *h, void **obj, int push,
+static inline int swf_cache_pcpu_move_(const struct swf_owner_head_ *h, void **obj, int push,
                                        uint64_t *aborts)
 {
 #ifdef SWF_RSEQ_ABI_
@@ -101,8 +101,8 @@ static inline int swf_cache_pcpu_move_(const struct swf_cache_head_ *h, void **o
 /* Whether obj is an object of the chunk ts last freed into: one multiplication does both the
  * bounds and the divisibility test (the quotient of a multiple of the stride, or a huge number
  * otherwise). */
-static inline int swf_cache_owned_(const struct swf_cache_head_ *h,
-                                   const struct swf_thread_cache_ *ts, const void *obj)
+static inline int swf_cache_owned_(const struct swf_owner_head_ *h, const struct swf_tstate_ *ts,
+                                   const void *obj)
 {
     uint64_t q = (SWF_REINTERPRET_CAST_(uintptr_t, obj) - ts->base) * h->inv;
     q = (q >> h->shift) | (q << ((64 - h->shift) & 63));
@@ -111,7 +111,7 @@ static inline int swf_cache_owned_(const struct swf_cache_head_ *h,
 
 /* Whether obj's first word holds the free mark (key ^ obj): a free object still marked, or a
  * live one whose user left that value there (the library then looks for it, never aborts). */
-static inline int swf_cache_marked_(const struct swf_cache_head_ *h, const void *obj)
+static inline int swf_cache_marked_(const struct swf_owner_head_ *h, const void *obj)
 {
     uint64_t word;
     __builtin_memcpy(&word, obj, sizeof(word));
@@ -119,8 +119,8 @@ static inline int swf_cache_marked_(const struct swf_cache_head_ *h, const void 
 }
 
 /* The common free's test: an object of the chunk ts last freed into, not marked free. */
-static inline int swf_cache_free_ok_(const struct swf_cache_head_ *h,
-                                     const struct swf_thread_cache_ *ts, const void *obj)
+static inline int swf_cache_free_ok_(const struct swf_owner_head_ *h, const struct swf_tstate_ *ts,
+                                     const void *obj)
 {
     return swf_cache_owned_(h, ts, obj) && !swf_cache_marked_(h, obj);
 }

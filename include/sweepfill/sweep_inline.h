@@ -52,7 +52,7 @@ struct swf_walk_ {
 static inline void *swf_nowait_(struct swf_walk_ *w, struct swf_cache *cache)
 {
     if (w->nbatch == 0) {
-        const struct swf_cache_head_ *h = swf_cache_head_of_(cache);
+        const struct swf_owner_head_ *h = swf_cache_head_of_(cache);
         size_t want = __atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) ? 1 : SWF_SWEEP_BATCH_;
         void *got[SWF_SWEEP_BATCH_];
         for (size_t i = 0; i < want; i++)

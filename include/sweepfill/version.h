@@ -39,7 +39,7 @@
  *
  * The inline NOWAIT path (cache_abi.h, SWF_CACHE_INLINE_ABI 3) reads and writes library memory
  * directly, so these never change within soname 0, neither their layout nor what the library
- * stores in them: struct swf_cache_head_, struct swf_magazine_, struct swf_thread_cache_,
+ * stores in them: struct swf_owner_head_, struct swf_magazine_, struct swf_tstate_,
  * struct swf_binding_, struct swf_thread_, the TLS variable swf_thread_self_ and its
  * initial-exec model, and the per-CPU slots and restartable sequences of rseq_abi.h. Inline
  * functions and macros (swf_cache_alloc_fast, swf_slot_*, the SWF_LIST_* adapters, list_urcu.h's

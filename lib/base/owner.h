@@ -63,11 +63,11 @@ struct swfi_owner_ops {
     int fork_rank; /* hooks run by increasing rank: a lock of rank 0 is taken before rank 1 */
 };
 
-/* An owner starts with binding.h's struct swf_cache_head_, which the inline path reads: id
+/* An owner starts with binding.h's struct swf_owner_head_, which the inline path reads: id
  * (unique, never 0, < 2^48), handle (index in the owner table and in every thread's binding
  * table), and x_slow (caches: calls must go to the library). */
 struct swfi_tls_owner {
-    struct swf_cache_head_ head;
+    struct swf_owner_head_ head;
     const struct swfi_owner_ops *ops;
 };
 

@@ -66,8 +66,8 @@ static size_t wait_batch(struct swf_cache *c)
 {
     size_t max = WAIT_BATCH_BYTES / c->stride;
     size_t batch = (size_t)(swfi_load_relaxed_64(&c->x_capacity) / 4);
-    if (batch < MAG_CAP)
-        batch = MAG_CAP;
+    if (batch < SWF_CACHE_MAGAZINE)
+        batch = SWF_CACHE_MAGAZINE;
     if (batch > max)
         batch = max;
     return batch ? batch : 1;
@@ -221,7 +221,7 @@ int swf_cache_free(struct swf_cache *c, void *obj)
     if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swfi_tls_get(&c->owner)) != NULL &&
                    swfi_free_ok(c, ts, obj))) {
         struct swf_magazine_ *m = ts->pub.loaded;
-        if (SWF_LIKELY(m != NULL && m->n < MAG_CAP)) {
+        if (SWF_LIKELY(m != NULL && m->n < SWF_CACHE_MAGAZINE)) {
             /* n read before the mark's store, which the compiler cannot tell apart from it */
             uint32_t n = m->n;
             swfi_mark_free(c, obj);
@@ -292,15 +292,15 @@ static size_t take_bulk_bound(struct swf_cache *c, struct swfi_tstate *ts, void 
 static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n, size_t nulls)
 {
     size_t given = 0;
-    void *buf[MAG_CAP];
+    void *buf[SWF_CACHE_MAGAZINE];
     uint32_t nbuf = 0, next = 0; /* objects in buf not given yet: buf[next .. nbuf-1] */
     for (size_t i = 0; i < n; i++) {
         if (objs[i] != NULL)
             continue;
         if (next == nbuf) {
-            size_t want = nulls - given < MAG_CAP ? nulls - given : MAG_CAP;
+            size_t want = nulls - given < SWF_CACHE_MAGAZINE ? nulls - given : SWF_CACHE_MAGAZINE;
             nbuf = c->pcpu ? swfi_pcpu_take_many(c, buf, (uint32_t)want) : 0;
-            if (nbuf == 0 && (nbuf = swfi_take_unbound(c, buf, MAG_CAP)) == 0)
+            if (nbuf == 0 && (nbuf = swfi_take_unbound(c, buf, SWF_CACHE_MAGAZINE)) == 0)
                 break;
             next = 0;
         }
@@ -394,7 +394,7 @@ static uint64_t put_bulk_bound(struct swf_cache *c, struct swfi_tstate *ts, void
     for (size_t i = run_end(objs, 0, n, true); i < n; i = run_end(objs, i, n, true)) {
         for (size_t end = run_end(objs, i, n, false); i < end;) {
             struct swf_magazine_ *m = ts->pub.loaded;
-            uint32_t room = MAG_CAP - m->n;
+            uint32_t room = SWF_CACHE_MAGAZINE - m->n;
             if (room == 0) {
                 owners_ok(c, ts, objs, i, i + 1);
                 swfi_put_bound(c, ts, objs[i++]);
@@ -439,7 +439,7 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
      * chunk the owner check remembers): a magazine's worth at a time, to this CPU's magazine
      * first (per-CPU mode), the rest to the depot. */
     struct swfi_tstate *own = c->pcpu ? swfi_tls_get(&c->owner) : NULL;
-    void *buf[MAG_CAP];
+    void *buf[SWF_CACHE_MAGAZINE];
     uint32_t nbuf = 0;
     uint64_t freed = 0;
     for (size_t i = 0; i < n; i++) {
@@ -451,7 +451,7 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
             swfi_owner_check(c, NULL, "swf_cache_free_bulk", objs[i]);
         buf[nbuf++] = objs[i];
         freed++;
-        if (nbuf == MAG_CAP) {
+        if (nbuf == SWF_CACHE_MAGAZINE) {
             put_shared(c, buf, nbuf);
             nbuf = 0;
         }
@@ -487,9 +487,9 @@ static int table_full(const char *fn, uint64_t most)
     swfi_reason_add(&r, " objects can be ready in this cache now (a cache's table has room for ");
     swfi_reason_add_u64(&r, mags);
     swfi_reason_add(&r, " magazines of ");
-    swfi_reason_add_u64(&r, MAG_CAP);
+    swfi_reason_add_u64(&r, SWF_CACHE_MAGAZINE);
     swfi_reason_add(&r, " free objects: ");
-    swfi_reason_add_u64(&r, mags * MAG_CAP);
+    swfi_reason_add_u64(&r, mags * SWF_CACHE_MAGAZINE);
     swfi_reason_add(&r, " in all); grow by less, or spread the objects over more caches");
     return swfi_fail(fn, ENOMEM,
                      swfi_reason_text(&r, "n is beyond what the magazine table can still hold: "
@@ -640,7 +640,7 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     int err = swfi_failslab_from_env(&c->fs, cfg->name);
     update_slow(c);
     const char *why = err == EINVAL ? "SWF_FAILSLAB is malformed" : "no memory for the cache";
-    if (err == 0 && (swfi_itable_init(&c->mags, sizeof(struct swfi_mag), MAG_BLOCK_SHIFT,
+    if (err == 0 && (swfi_itable_init(&c->mags, sizeof(struct swfi_magazine), MAG_BLOCK_SHIFT,
                                       MAG_BLOCKS_MAX) != 0 ||
                      swfi_itable_init(&c->tstates, (sizeof(struct swfi_tstate) + 63) & ~(size_t)63,
                                       TS_BLOCK_SHIFT, TS_BLOCKS_MAX) != 0))

@@ -28,8 +28,8 @@
  * Where a free object can be, and who may touch it there:
  *   1. in a magazine loaded in a thread state (ts->loaded, ts->prev): only the thread bound to
  *      that state touches it, with plain loads and stores;
- *   2. in a magazine on one of the depot's stacks (full: MAG_CAP objects; partial: fewer):
- *      nobody, until a pop (acquire) hands the magazine to one thread;
+ *   2. in a magazine on one of the depot's stacks (full: SWF_CACHE_MAGAZINE objects; partial:
+ *      fewer): nobody, until a pop (acquire) hands the magazine to one thread;
  *   3. on the loose list (x_loose), linked through its first word: nobody, until an exchange
  *      (acquire) hands the whole list to one thread;
  *   4. in a magazine queued for a deferred free: nobody, until its grace period ends and the
@@ -82,7 +82,6 @@
 #include "base/owner.h"
 #include "base/util.h"
 
-#define MAG_CAP         SWF_CACHE_MAGAZINE
 #define MAG_BLOCK_SHIFT 3         /* 8 magazines (4,224 bytes) per table block */
 #ifndef SWF_MAG_BLOCKS_MAX        /* a test build lowers it (test/unit/cache_limits.c) */
 #define SWF_MAG_BLOCKS_MAX 524288 /* 4M magazines: 251M free objects at most */
@@ -102,9 +101,10 @@ enum obj_state { OBJ_FREE = 0, OBJ_ALLOC = 1, OBJ_DEFERRED = 2 };
 #define SLOW_DEBUG    1u /* full checks: every object's state is tracked */
 #define SLOW_FAILSLAB 2u /* failure injection is on */
 
-/* A magazine. Its head is cache.h's struct swf_magazine_, which the inline path reads and
- * writes (n, obj) and which starts with the istack link. */
-struct swfi_mag {
+/* A magazine. Its head is cache_abi.h's struct swf_magazine_, which the inline path reads and
+ * writes (n, obj) and which starts with the istack link. "mag" in the names of functions and
+ * fields (swfi_mag_of, swfi_mag_validate, c->mags) means this struct. */
+struct swfi_magazine {
     struct swf_magazine_ pub;
     uint32_t index;
     uint32_t unused;
@@ -113,34 +113,34 @@ struct swfi_mag {
     void *epoch; /* the ck_epoch_t of a deferred free, for TSan's benefit (tsan.h) */
 };
 
-/* A thread state: a bound thread's magazines and counters. Its head is cache.h's struct
- * swf_thread_cache_ (istack link, index, loaded, prev, the inline path's two counters). Counters
+/* A thread state: a bound thread's magazines and counters. Its head is cache_abi.h's struct
+ * swf_tstate_ (istack link, index, loaded, prev, the inline path's two counters). Counters
  * have a single writer (the bound thread) and relaxed readers (stats); cumulative across owners. */
 struct swfi_tstate {
-    struct swf_thread_cache_ pub;
+    struct swf_tstate_ pub;
     uint64_t x_allocs_wait;
     uint64_t x_fails_nowait;
     uint32_t x_claim; /* shared states: 1 while a thread without a state of its own uses it,
                        * CLAIM_ABANDONED in a child of fork when a thread of the parent did */
 };
 
-static inline struct swfi_mag *swfi_mag_of(struct swf_magazine_ *m)
+static inline struct swfi_magazine *swfi_mag_of(struct swf_magazine_ *m)
 {
-    return (struct swfi_mag *)(void *)m; /* pub is the first member */
+    return (struct swfi_magazine *)(void *)m; /* pub is the first member */
 }
 
-static inline struct swfi_mag *swfi_ts_loaded(const struct swfi_tstate *ts)
+static inline struct swfi_magazine *swfi_ts_loaded(const struct swfi_tstate *ts)
 {
     return swfi_mag_of(ts->pub.loaded);
 }
 
-static inline struct swfi_mag *swfi_ts_prev(const struct swfi_tstate *ts)
+static inline struct swfi_magazine *swfi_ts_prev(const struct swfi_tstate *ts)
 {
     return swfi_mag_of(ts->pub.prev);
 }
 
-static inline void swfi_ts_set(struct swfi_tstate *ts, struct swfi_mag *loaded,
-                               struct swfi_mag *prev)
+static inline void swfi_ts_set(struct swfi_tstate *ts, struct swfi_magazine *loaded,
+                               struct swfi_magazine *prev)
 {
     ts->pub.loaded = loaded ? &loaded->pub : NULL;
     ts->pub.prev = prev ? &prev->pub : NULL;
@@ -164,7 +164,7 @@ struct swfi_chunk {
 };
 
 struct swf_cache {
-    struct swfi_tls_owner owner; /* first: its head is binding.h's struct swf_cache_head_ */
+    struct swfi_tls_owner owner; /* first: its head is binding.h's struct swf_owner_head_ */
     size_t object_size;
     size_t align;
     size_t stride;
@@ -220,9 +220,9 @@ struct swf_cache {
 };
 
 /* Full checks (mag.c): abort naming fn unless magazine m (held by the caller) holds at most
- * MAG_CAP free objects of c. O(m->pub.n): cheap enough for every move of a magazine to the depot.
- */
-void swfi_mag_validate(struct swf_cache *c, const struct swfi_mag *m, const char *fn);
+ * SWF_CACHE_MAGAZINE free objects of c. O(m->pub.n): cheap enough for every move of a magazine to
+ * the depot. */
+void swfi_mag_validate(struct swf_cache *c, const struct swfi_magazine *m, const char *fn);
 
 /* Full checks: abort naming fn unless obj, found in `where` (a place where free objects wait),
  * is an object of c in state FREE. */
@@ -230,13 +230,13 @@ void swfi_obj_validate(struct swf_cache *c, const char *fn, const void *obj, con
 
 /* ---- the depot's stacks ---------------------------------------------------------------------- */
 
-static inline struct swfi_mag *swfi_mag_at(struct swf_cache *c, uint32_t index)
+static inline struct swfi_magazine *swfi_mag_at(struct swf_cache *c, uint32_t index)
 {
-    return (struct swfi_mag *)swfi_itable_node(&c->mags, index);
+    return (struct swfi_magazine *)swfi_itable_node(&c->mags, index);
 }
 
 /* Put a magazine on the depot: the full, partial or empty stack, by how much it holds. */
-static inline void swfi_depot_put(struct swf_cache *c, struct swfi_mag *m)
+static inline void swfi_depot_put(struct swf_cache *c, struct swfi_magazine *m)
 {
     if (SWF_UNLIKELY(c->checks))
         swfi_mag_validate(c, m, "swfi_depot_put");
@@ -246,21 +246,21 @@ static inline void swfi_depot_put(struct swf_cache *c, struct swfi_mag *m)
         return;
     }
     swfi_fetch_add_relaxed_64(&c->x_depot_objs, m->pub.n);
-    swfi_istack_push(m->pub.n == MAG_CAP ? &c->full : &c->partial, &c->mags, m->index);
+    swfi_istack_push(m->pub.n == SWF_CACHE_MAGAZINE ? &c->full : &c->partial, &c->mags, m->index);
 }
 
 /* A magazine holding objects, full ones first; NULL when the depot has none. */
-static inline struct swfi_mag *swfi_depot_get_objects(struct swf_cache *c)
+static inline struct swfi_magazine *swfi_depot_get_objects(struct swf_cache *c)
 {
     uint32_t i = swfi_istack_pop(&c->full, &c->mags);
     if (i == UINT32_MAX && (i = swfi_istack_pop(&c->partial, &c->mags)) == UINT32_MAX)
         return NULL;
-    struct swfi_mag *m = swfi_mag_at(c, i);
+    struct swfi_magazine *m = swfi_mag_at(c, i);
     swfi_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
     return m;
 }
 
-static inline struct swfi_mag *swfi_depot_get_empty(struct swf_cache *c)
+static inline struct swfi_magazine *swfi_depot_get_empty(struct swf_cache *c)
 {
     uint32_t i = swfi_istack_pop(&c->empty, &c->mags);
     if (i == UINT32_MAX)
@@ -294,13 +294,14 @@ void swfi_mags_reserve(struct swf_cache *c, uint64_t n);
 /* Take `count` empty magazines into a private chain linked through x_next (index + 1), making
  * more if the depot runs dry (under refill_lock, which the caller holds when `locked`). Returns
  * how many it took: all, or fewer when the magazine table or memory ran out. */
-size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struct swfi_mag **head);
+size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked,
+                            struct swfi_magazine **head);
 
 /* Give a private chain's magazines back to the depot. */
-void swfi_mags_put_chain(struct swf_cache *c, struct swfi_mag *head);
+void swfi_mags_put_chain(struct swf_cache *c, struct swfi_magazine *head);
 
 /* The next magazine of a private chain, or NULL. */
-struct swfi_mag *swfi_mags_chain_next(struct swf_cache *c, struct swfi_mag *m);
+struct swfi_magazine *swfi_mags_chain_next(struct swf_cache *c, struct swfi_magazine *m);
 
 /* ---- policy.c: where an allocation looks, and where a free puts ------------------------------ */
 
@@ -343,7 +344,7 @@ void swfi_loose_taken(struct swf_cache *c, uint64_t n);
 /* Take the whole list: up to `room` objects into m (held by the caller), the rest spread into
  * empty magazines on the depot, and what finds none back on the list. Returns how many went into
  * m. Lock-free. */
-uint32_t swfi_loose_fill(struct swf_cache *c, struct swfi_mag *m, uint32_t room);
+uint32_t swfi_loose_fill(struct swf_cache *c, struct swfi_magazine *m, uint32_t room);
 
 /* Put every loose object into magazines, making magazines as needed (refill_lock held). */
 void swfi_loose_to_mags(struct swf_cache *c);

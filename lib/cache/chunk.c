@@ -55,7 +55,7 @@ struct pm_scan_arg {
 #define PARALLEL_MIN     ((size_t)16 << 20) /* grow_threads: split only larger chunks */
 #define GROW_STEP_BYTES  ((size_t)64 << 20) /* swfi_map_objects maps at most this at once */
 #define MAG_RUN          ((size_t)64) /* a huge chunk's own magazines: runs of 64 (8 blocks) */
-#define MAG_RUN_BYTES    (sizeof(struct swfi_mag) * MAG_RUN)
+#define MAG_RUN_BYTES    (sizeof(struct swfi_magazine) * MAG_RUN)
 #define CARVE_SHARE      8 /* a carve takes at most this fraction of its chunk */
 #define THP_ENABLED_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
 
@@ -281,7 +281,7 @@ static bool plan(struct swf_cache *c, size_t n, bool own_mags, struct layout *l)
                (c->stride >= 4096 || obj_bytes >= HUGE_MIN_BYTES) && swfi_thp_available());
     if (!swfi_round_up(obj_bytes, l->huge ? CHUNK_ALIGN : small_unit(c), &units))
         return false;
-    size_t mags = (n + MAG_CAP - 1) / MAG_CAP;
+    size_t mags = (n + SWF_CACHE_MAGAZINE - 1) / SWF_CACHE_MAGAZINE;
     l->mag_runs = 0;
     if (!own_mags || !l->huge || mags < MAG_RUN) {
         l->nobjs = units / c->stride;
@@ -298,7 +298,7 @@ static bool plan(struct swf_cache *c, size_t n, bool own_mags, struct layout *l)
     /* Fill the huge pages: as many objects as fit beside the runs that hold them. */
     for (;;) {
         l->nobjs = (l->bytes - (size_t)l->mag_runs * MAG_RUN_BYTES) / c->stride;
-        if (l->nobjs <= (size_t)l->mag_runs * MAG_RUN * MAG_CAP)
+        if (l->nobjs <= (size_t)l->mag_runs * MAG_RUN * SWF_CACHE_MAGAZINE)
             break;
         l->mag_runs++;
     }
@@ -502,7 +502,7 @@ static uint64_t table_room(struct swf_cache *c)
     if (most > SWF_ISTACK_NODES_MAX)
         most = SWF_ISTACK_NODES_MAX;
     uint64_t made = swfi_load_relaxed_32(&c->mags.x_count);
-    return (most - made + c->mag_credit) * MAG_CAP;
+    return (most - made + c->mag_credit) * SWF_CACHE_MAGAZINE;
 }
 
 /* The most bytes one process can have: physical memory and swap, and RLIMIT_AS when lower. */
@@ -532,9 +532,9 @@ int swfi_map_check(struct swf_cache *c, size_t want)
         c->map_room = room;
         return ENOMEM;
     }
-    /* The objects, and a magazine per MAG_CAP of them. */
-    uint64_t bytes =
-        (uint64_t)want * c->stride + (uint64_t)want / MAG_CAP * sizeof(struct swfi_mag);
+    /* The objects, and a magazine per SWF_CACHE_MAGAZINE of them. */
+    uint64_t bytes = (uint64_t)want * c->stride +
+                     (uint64_t)want / SWF_CACHE_MAGAZINE * sizeof(struct swfi_magazine);
     if (bytes / c->stride < want || bytes > memory_ceiling()) {
         c->map_why = "n objects need more memory than the system has (RAM and swap, or RLIMIT_AS)";
         return ENOMEM;

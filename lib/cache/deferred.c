@@ -19,7 +19,7 @@
 
 static void deferred_done(ck_epoch_entry_t *e)
 {
-    struct swfi_mag *m = SWF_CONTAINER_OF(e, struct swfi_mag, epoch_entry);
+    struct swfi_magazine *m = SWF_CONTAINER_OF(e, struct swfi_magazine, epoch_entry);
     struct swf_cache *c = m->cache;
     uint32_t n = m->pub.n;
     swfi_tsan_acquire(m->epoch); /* the grace period is over: sections that saw these objects
@@ -43,8 +43,8 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
     for (size_t i = 0; i < n; i++)
         if (ts == NULL || !swfi_free_ok(c, ts, objs[i]))
             swfi_free_check(c, ts, "swf_cache_free_deferred", objs[i]);
-    size_t want = (n + MAG_CAP - 1) / MAG_CAP;
-    struct swfi_mag *chain;
+    size_t want = (n + SWF_CACHE_MAGAZINE - 1) / SWF_CACHE_MAGAZINE;
+    struct swfi_magazine *chain;
     if (swfi_mags_take_chain(c, want, false, &chain) < want) {
         swfi_mags_put_chain(c, chain);
         return swfi_fail(__func__, ENOMEM, "no magazine could be made for the deferred frees");
@@ -52,9 +52,9 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
     swfi_fetch_add_relaxed_64(&c->x_deferred_queued, n);
     size_t done = 0;
     while (chain != NULL) {
-        struct swfi_mag *m = chain;
+        struct swfi_magazine *m = chain;
         chain = swfi_mags_chain_next(c, m);
-        while (m->pub.n < MAG_CAP && done < n) {
+        while (m->pub.n < SWF_CACHE_MAGAZINE && done < n) {
             swfi_debug_transition(c, "swf_cache_free_deferred", objs[done], OBJ_ALLOC,
                                   OBJ_DEFERRED);
             m->pub.obj[m->pub.n++] = objs[done++];

@@ -59,7 +59,7 @@ void swfi_loose_taken(struct swf_cache *c, uint64_t n)
 /* ---- the loose list, taken whole ------------------------------------------------------------ */
 
 /* Move objects from a private chain into m until it holds `until`; returns the rest. */
-static void *fill(struct swfi_mag *m, void *chain, uint32_t until, uint64_t *moved)
+static void *fill(struct swfi_magazine *m, void *chain, uint32_t until, uint64_t *moved)
 {
     while (chain != NULL && m->pub.n < until) {
         m->pub.obj[m->pub.n++] = chain;
@@ -75,12 +75,12 @@ static uint64_t spread(struct swf_cache *c, void *chain, bool make)
 {
     uint64_t moved = 0;
     while (chain != NULL) {
-        struct swfi_mag *m = swfi_depot_get_empty(c);
+        struct swfi_magazine *m = swfi_depot_get_empty(c);
         if (m == NULL && make && swfi_mags_make(c, 1) != 0)
             m = swfi_depot_get_empty(c);
         if (m == NULL)
             break;
-        chain = fill(m, chain, MAG_CAP, &moved);
+        chain = fill(m, chain, SWF_CACHE_MAGAZINE, &moved);
         swfi_depot_put(c, m);
     }
     swfi_loose_give_back(c, chain);
@@ -89,7 +89,7 @@ static uint64_t spread(struct swf_cache *c, void *chain, bool make)
 
 /* Move up to `room` loose objects into m, the rest into empty depot magazines. Returns how many
  * moved into m. */
-uint32_t swfi_loose_fill(struct swf_cache *c, struct swfi_mag *m, uint32_t room)
+uint32_t swfi_loose_fill(struct swf_cache *c, struct swfi_magazine *m, uint32_t room)
 {
     void *chain = swfi_loose_take_all(c);
     if (chain == NULL)

@@ -14,7 +14,7 @@
  * frees. A chunk of small objects on huge pages holds its own blocks, which the table adopts.
  *
  * Every move of a magazine to the depot checks it (swfi_depot_put, with the full checks on): at
- * most MAG_CAP objects, each one of the cache's and free by its state byte (chunkmap.c).
+ * most SWF_CACHE_MAGAZINE objects, each one of the cache's and free by its state byte (chunkmap.c).
  */
 #include "cache/cache_internal.h"
 
@@ -44,7 +44,7 @@ uint32_t swfi_mags_make(struct swf_cache *c, uint32_t want)
         return 0;
     uint32_t count = blocks << MAG_BLOCK_SHIFT;
     for (uint32_t i = first; i < first + count; i++) {
-        struct swfi_mag *m = swfi_mag_at(c, i);
+        struct swfi_magazine *m = swfi_mag_at(c, i);
         m->index = i;
         m->cache = c;
         swfi_depot_put(c, m);
@@ -54,7 +54,7 @@ uint32_t swfi_mags_make(struct swf_cache *c, uint32_t want)
 
 void swfi_mags_adopt(struct swf_cache *c, void *mem, uint32_t count)
 {
-    struct swfi_mag *m = mem; /* blocks of zeroed, prepared nodes, one after another */
+    struct swfi_magazine *m = mem; /* blocks of zeroed, prepared nodes, one after another */
     uint32_t first = UINT32_MAX;
     for (uint32_t b = 0; b < count >> MAG_BLOCK_SHIFT; b++) {
         uint32_t i = swfi_itable_adopt(&c->mags, m + ((size_t)b << MAG_BLOCK_SHIFT));
@@ -74,19 +74,19 @@ void swfi_mags_adopt(struct swf_cache *c, void *mem, uint32_t count)
 
 size_t swfi_mags_cover(struct swf_cache *c, size_t n)
 {
-    uint64_t need = (n + MAG_CAP - 1) / MAG_CAP;
+    uint64_t need = (n + SWF_CACHE_MAGAZINE - 1) / SWF_CACHE_MAGAZINE;
     uint32_t made = 1;
     while (c->mag_credit < need && made != 0) {
         uint64_t lack = need - c->mag_credit;
         made = swfi_mags_make(c, lack < UINT32_MAX ? (uint32_t)lack : UINT32_MAX);
         c->mag_credit += made;
     }
-    return c->mag_credit >= need ? n : (size_t)c->mag_credit * MAG_CAP;
+    return c->mag_credit >= need ? n : (size_t)c->mag_credit * SWF_CACHE_MAGAZINE;
 }
 
 void swfi_mags_promise(struct swf_cache *c, size_t n)
 {
-    uint64_t need = (n + MAG_CAP - 1) / MAG_CAP;
+    uint64_t need = (n + SWF_CACHE_MAGAZINE - 1) / SWF_CACHE_MAGAZINE;
     c->mag_credit -= need < c->mag_credit ? need : c->mag_credit;
 }
 
@@ -98,27 +98,28 @@ void swfi_mags_reserve(struct swf_cache *c, uint64_t n)
         ;
 }
 
-struct swfi_mag *swfi_mags_chain_next(struct swf_cache *c, struct swfi_mag *m)
+struct swfi_magazine *swfi_mags_chain_next(struct swf_cache *c, struct swfi_magazine *m)
 {
     uint32_t link = swfi_load_relaxed_32(&m->pub.x_link_);
     return link ? swfi_mag_at(c, link - 1) : NULL;
 }
 
-void swfi_mags_put_chain(struct swf_cache *c, struct swfi_mag *head)
+void swfi_mags_put_chain(struct swf_cache *c, struct swfi_magazine *head)
 {
     while (head != NULL) {
-        struct swfi_mag *next = swfi_mags_chain_next(c, head);
+        struct swfi_magazine *next = swfi_mags_chain_next(c, head);
         swfi_depot_put(c, head);
         head = next;
     }
 }
 
-size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked, struct swfi_mag **head)
+size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked,
+                            struct swfi_magazine **head)
 {
     *head = NULL;
     size_t taken = 0;
     while (taken < count) {
-        struct swfi_mag *m = swfi_depot_get_empty(c);
+        struct swfi_magazine *m = swfi_depot_get_empty(c);
         if (m == NULL) {
             if (!locked)
                 pthread_mutex_lock(&c->refill_lock);
@@ -149,11 +150,11 @@ void swfi_obj_validate(struct swf_cache *c, const char *fn, const void *obj, con
                  where, *st);
 }
 
-void swfi_mag_validate(struct swf_cache *c, const struct swfi_mag *m, const char *fn)
+void swfi_mag_validate(struct swf_cache *c, const struct swfi_magazine *m, const char *fn)
 {
-    if (m->pub.n > MAG_CAP)
+    if (m->pub.n > SWF_CACHE_MAGAZINE)
         swfi_die(fn, "cache '%s' is inconsistent: a magazine holds %u objects (at most %u)",
-                 c->name, m->pub.n, MAG_CAP);
+                 c->name, m->pub.n, SWF_CACHE_MAGAZINE);
     for (uint32_t i = 0; c->checks && i < m->pub.n; i++) /* state bytes: the full checks' */
         swfi_obj_validate(c, fn, m->pub.obj[i], "a magazine");
 }

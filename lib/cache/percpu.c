@@ -43,10 +43,10 @@ int swfi_pcpu_init(struct swf_cache *c)
     memset(c->counts, 0, n * sizeof(*c->counts));
     swfi_mags_reserve(c, n + SPARE_EMPTY_MAGS);
     for (uint32_t i = 0; i < n; i++) {
-        struct swfi_mag *m = swfi_depot_get_empty(c);
+        struct swfi_magazine *m = swfi_depot_get_empty(c);
         if (m == NULL) { /* all or none */
             while (i > 0)
-                swfi_depot_put(c, (struct swfi_mag *)slots[--i]);
+                swfi_depot_put(c, (struct swfi_magazine *)slots[--i]);
             free(slots);
             return ENOMEM;
         }
@@ -90,13 +90,14 @@ static void arm_thread(void)
 /* Swap `fresh` into this CPU's slot if it still holds what the thread saw there; the magazine it
  * replaced goes to the depot. false (fresh back on the depot) when the slot changed, is locked,
  * or the thread moved meanwhile. */
-static bool install(struct swf_cache *c, uintptr_t *slots, struct swfi_mag *fresh, uintptr_t seen)
+static bool install(struct swf_cache *c, uintptr_t *slots, struct swfi_magazine *fresh,
+                    uintptr_t seen)
 {
     if (!(seen & SWFI_RSEQ_LOCKED) && seen != 0 &&
         swfi_rseq_swap(slots, c->owner.head.nslots, seen, (uintptr_t)fresh)) {
         /* No sequence can commit on it now: only a thread on this CPU could have seen it in the
          * slot, and any that was inside a sequence was aborted when this one ran. */
-        swfi_depot_put(c, (struct swfi_mag *)seen);
+        swfi_depot_put(c, (struct swfi_magazine *)seen);
         return true;
     }
     swfi_depot_put(c, fresh);
@@ -106,10 +107,10 @@ static bool install(struct swf_cache *c, uintptr_t *slots, struct swfi_mag *fres
 /* An empty magazine from the depot with up to a magazine's worth of uncarved objects carved into
  * it (the policy's order: the depot's objects first, then uncarved ones); NULL when either is
  * lacking. */
-static struct swfi_mag *carved(struct swf_cache *c)
+static struct swfi_magazine *carved(struct swf_cache *c)
 {
-    struct swfi_mag *m = swfi_depot_get_empty(c);
-    if (m != NULL && (m->pub.n = swfi_carve(c, m->pub.obj, MAG_CAP)) == 0) {
+    struct swfi_magazine *m = swfi_depot_get_empty(c);
+    if (m != NULL && (m->pub.n = swfi_carve(c, m->pub.obj, SWF_CACHE_MAGAZINE)) == 0) {
         swfi_depot_put(c, m);
         m = NULL;
     }
@@ -140,7 +141,7 @@ void *swfi_pcpu_take_slow(struct swf_cache *c)
         uintptr_t seen = swfi_rseq_peek(slots, c->owner.head.nslots);
         if (seen & SWFI_RSEQ_LOCKED)
             break;
-        struct swfi_mag *full = swfi_depot_get_objects(c);
+        struct swfi_magazine *full = swfi_depot_get_objects(c);
         if (full == NULL && (full = carved(c)) == NULL)
             break;
         if (install(c, slots, full, seen) && swfi_rseq_pop(slots, c->owner.head.nslots, &obj))
@@ -160,11 +161,11 @@ bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj)
         uintptr_t seen = swfi_rseq_peek(slots, c->owner.head.nslots);
         if (seen & SWFI_RSEQ_LOCKED)
             break;
-        struct swfi_mag *empty = swfi_depot_get_empty(c);
+        struct swfi_magazine *empty = swfi_depot_get_empty(c);
         if (empty == NULL)
             break;
         if (install(c, slots, empty, seen) &&
-            swfi_rseq_push(slots, c->owner.head.nslots, obj, MAG_CAP))
+            swfi_rseq_push(slots, c->owner.head.nslots, obj, SWF_CACHE_MAGAZINE))
             return true;
     }
     return false;
@@ -179,16 +180,19 @@ uint32_t swfi_pcpu_take_many(struct swf_cache *c, void **buf, uint32_t k)
 uint32_t swfi_pcpu_put_many(struct swf_cache *c, void *const *buf, uint32_t k)
 {
     uintptr_t *slots = slots_of(c);
-    return slots != NULL ? swfi_rseq_push_many(slots, c->owner.head.nslots, buf, k, MAG_CAP) : 0;
+    return slots != NULL
+               ? swfi_rseq_push_many(slots, c->owner.head.nslots, buf, k, SWF_CACHE_MAGAZINE)
+               : 0;
 }
 
 void swfi_pcpu_flush(struct swf_cache *c)
 {
     uintptr_t *slots = slots_of(c);
     uintptr_t seen = slots ? swfi_rseq_peek(slots, c->owner.head.nslots) : SWFI_RSEQ_LOCKED;
-    if (seen & SWFI_RSEQ_LOCKED || swfi_load_relaxed_32(&((struct swfi_mag *)seen)->pub.n) == 0)
+    if (seen & SWFI_RSEQ_LOCKED ||
+        swfi_load_relaxed_32(&((struct swfi_magazine *)seen)->pub.n) == 0)
         return;
-    struct swfi_mag *empty = swfi_depot_get_empty(c);
+    struct swfi_magazine *empty = swfi_depot_get_empty(c);
     if (empty != NULL)
         (void)install(c, slots, empty, seen);
 }
@@ -221,8 +225,8 @@ uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn)
 {
     uint64_t objs = 0;
     for (uint32_t i = 0; c->owner.head.x_slots != NULL && i < c->owner.head.nslots; i++) {
-        const struct swfi_mag *m =
-            (const struct swfi_mag *)(c->owner.head.x_slots[i] & ~SWFI_RSEQ_LOCKED);
+        const struct swfi_magazine *m =
+            (const struct swfi_magazine *)(c->owner.head.x_slots[i] & ~SWFI_RSEQ_LOCKED);
         if (m != NULL) {
             swfi_mag_validate(c, m, fn);
             objs += m->pub.n;
@@ -252,8 +256,8 @@ uint64_t swfi_pcpu_drain(struct swf_cache *c, const char **refused)
     uint64_t moved = 0;
     for (uint32_t i = 0; i < n; i++) {
         uintptr_t word = (uintptr_t)swfi_load_acquire_ptr((void *const *)&slots[i]);
-        struct swfi_mag *m = (struct swfi_mag *)(word & ~SWFI_RSEQ_LOCKED);
-        struct swfi_mag *e = m != NULL && m->pub.n > 0 ? swfi_depot_get_empty(c) : NULL;
+        struct swfi_magazine *m = (struct swfi_magazine *)(word & ~SWFI_RSEQ_LOCKED);
+        struct swfi_magazine *e = m != NULL && m->pub.n > 0 ? swfi_depot_get_empty(c) : NULL;
         if (e != NULL) {
             moved += m->pub.n;
             swfi_depot_put(c, m);

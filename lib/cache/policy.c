@@ -51,21 +51,21 @@
 
 void *swfi_take_bound(struct swf_cache *c, struct swfi_tstate *ts)
 {
-    struct swfi_mag *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
+    struct swfi_magazine *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
     if (loaded->pub.n == 0) {
-        struct swfi_mag *t = loaded;
+        struct swfi_magazine *t = loaded;
         loaded = prev;
         prev = t;
     }
     if (loaded->pub.n == 0) {
-        struct swfi_mag *got = swfi_depot_get_objects(c);
+        struct swfi_magazine *got = swfi_depot_get_objects(c);
         if (got != NULL) {
             /* Both ours are empty: keep one as prev, give the other back. */
             swfi_depot_put(c, prev);
             prev = loaded;
             loaded = got;
-        } else if ((loaded->pub.n = swfi_carve(c, loaded->pub.obj, MAG_CAP)) == 0 &&
-                   swfi_loose_fill(c, loaded, MAG_CAP) == 0) {
+        } else if ((loaded->pub.n = swfi_carve(c, loaded->pub.obj, SWF_CACHE_MAGAZINE)) == 0 &&
+                   swfi_loose_fill(c, loaded, SWF_CACHE_MAGAZINE) == 0) {
             swfi_ts_set(ts, loaded, prev);
             return NULL;
         }
@@ -76,14 +76,14 @@ void *swfi_take_bound(struct swf_cache *c, struct swfi_tstate *ts)
 
 void swfi_put_bound(struct swf_cache *c, struct swfi_tstate *ts, void *obj)
 {
-    struct swfi_mag *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
-    if (loaded->pub.n == MAG_CAP) {
-        if (prev->pub.n < MAG_CAP) {
-            struct swfi_mag *t = loaded;
+    struct swfi_magazine *loaded = swfi_ts_loaded(ts), *prev = swfi_ts_prev(ts);
+    if (loaded->pub.n == SWF_CACHE_MAGAZINE) {
+        if (prev->pub.n < SWF_CACHE_MAGAZINE) {
+            struct swfi_magazine *t = loaded;
             loaded = prev;
             prev = t;
         } else {
-            struct swfi_mag *e = swfi_depot_get_empty(c);
+            struct swfi_magazine *e = swfi_depot_get_empty(c);
             if (e == NULL) {
                 swfi_loose_push(c, obj);
                 return;
@@ -127,14 +127,14 @@ uint32_t swfi_take_unbound(struct swf_cache *c, void **dst, uint32_t want)
         uint32_t k = swfi_carve(c, dst, want);
         if (k > 0)
             return k;
-        struct swfi_mag one;
+        struct swfi_magazine one;
         one.pub.n = 0;
         if (swfi_loose_fill(c, &one, 1) == 0)
             return 0;
         dst[0] = one.pub.obj[0];
         return 1;
     }
-    struct swfi_mag *m = swfi_mag_at(c, i);
+    struct swfi_magazine *m = swfi_mag_at(c, i);
     swfi_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
     uint32_t k = m->pub.n < want ? m->pub.n : want;
     for (uint32_t j = 0; j < k; j++)
@@ -148,7 +148,7 @@ void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n)
     size_t done = 0;
     while (done < n) {
         uint32_t i = swfi_istack_pop(&c->partial, &c->mags);
-        struct swfi_mag *m;
+        struct swfi_magazine *m;
         if (i != UINT32_MAX) {
             m = swfi_mag_at(c, i);
             swfi_fetch_sub_relaxed_64(&c->x_depot_objs, m->pub.n);
@@ -157,7 +157,7 @@ void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n)
                 swfi_loose_push(c, objs[done++]);
             return;
         }
-        while (m->pub.n < MAG_CAP && done < n)
+        while (m->pub.n < SWF_CACHE_MAGAZINE && done < n)
             m->pub.obj[m->pub.n++] = objs[done++];
         swfi_depot_put(c, m);
     }

@@ -69,8 +69,8 @@ struct swfi_tstate *swfi_tstate_bind_nowait(struct swf_cache *c)
         swfi_tls_bind(&c->owner, ts);
         return ts;
     }
-    struct swfi_mag *loaded = swfi_depot_get_empty(c);
-    struct swfi_mag *prev = loaded ? swfi_depot_get_empty(c) : NULL;
+    struct swfi_magazine *loaded = swfi_depot_get_empty(c);
+    struct swfi_magazine *prev = loaded ? swfi_depot_get_empty(c) : NULL;
     if (prev == NULL) {
         if (loaded != NULL)
             swfi_depot_put(c, loaded);
@@ -122,8 +122,8 @@ int swfi_cache_first_use(struct swf_cache *c)
             break;
         swfi_mags_reserve(c, 2);
         uint32_t k = swfi_istack_pop(&c->ts_free, &c->tstates);
-        struct swfi_mag *loaded = swfi_depot_get_empty(c);
-        struct swfi_mag *prev = loaded ? swfi_depot_get_empty(c) : NULL;
+        struct swfi_magazine *loaded = swfi_depot_get_empty(c);
+        struct swfi_magazine *prev = loaded ? swfi_depot_get_empty(c) : NULL;
         if (k == UINT32_MAX || prev == NULL) {
             if (loaded != NULL)
                 swfi_depot_put(c, loaded);

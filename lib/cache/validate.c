@@ -40,7 +40,7 @@ static uint64_t stack_objs(struct swf_cache *c, const struct swfi_istack *s, uin
     *mags = 0;
     for (uint32_t top = (uint32_t)(swfi_load_relaxed_64(&s->x_head) & SWF_ISTACK_INDEX_MASK);
          top != 0; top = swfi_mag_at(c, top - 1)->pub.x_link_) {
-        const struct swfi_mag *m = swfi_mag_at(c, top - 1);
+        const struct swfi_magazine *m = swfi_mag_at(c, top - 1);
         swfi_mag_validate(c, m, fn);
         objs += m->pub.n;
         if (++*mags > c->mags.x_count)

@@ -32,14 +32,14 @@ static void nothing(void *obj, void *member, void *arg)
 
 static uint32_t handle_of(struct swf_cache *c)
 {
-    return ((const struct swf_cache_head_ *)(const void *)c)->handle;
+    return ((const struct swf_owner_head_ *)(const void *)c)->handle;
 }
 
 /* Whether the calling thread holds magazines of its own for c: its binding table (cache.h's
  * inline-path structures) reaches c's handle and names c there. */
 static bool bound_to(struct swf_cache *c)
 {
-    const struct swf_cache_head_ *h = (const struct swf_cache_head_ *)(const void *)c;
+    const struct swf_owner_head_ *h = (const struct swf_owner_head_ *)(const void *)c;
     const struct swf_thread_ *t = &swf_thread_self_;
     return h->handle < t->cap && t->table[h->handle].id == h->id;
 }

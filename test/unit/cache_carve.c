@@ -84,9 +84,10 @@ static void grow_leaves_objects_uncarved(void **o)
        (unsigned long long)s.capacity);
     ok(conserved(c), "ready == magazines + depot + loose + uncarved");
     uint64_t made = swfi_load_relaxed_32(&c->mags.x_count);
-    ok(made * MAG_CAP >= s.capacity && c->x_empty_mags * MAG_CAP >= s.capacity,
+    ok(made * SWF_CACHE_MAGAZINE >= s.capacity &&
+           c->x_empty_mags * SWF_CACHE_MAGAZINE >= s.capacity,
        "a magazine per %d objects was made beforehand (%llu made, %llu empty on the depot)",
-       MAG_CAP, (unsigned long long)made, (unsigned long long)c->x_empty_mags);
+       SWF_CACHE_MAGAZINE, (unsigned long long)made, (unsigned long long)c->x_empty_mags);
 
     /* Every object once, in address order within a chunk, then EAGAIN. */
     size_t got = 0, breaks = 0;
@@ -215,7 +216,8 @@ static void without_a_state(void)
     pthread_join(t, &got);
     ok(o[0] != NULL && (uintptr_t)got == 10,
        "a thread without a state carves an object, then 10 in one bulk allocation");
-    ok(before - swfi_uncarved(c) == 1 + MAG_CAP && c->x_depot_objs == MAG_CAP - 10,
+    ok(before - swfi_uncarved(c) == 1 + SWF_CACHE_MAGAZINE &&
+           c->x_depot_objs == SWF_CACHE_MAGAZINE - 10,
        "the single one carved alone; the bulk one a magazine's worth, the 50 left to the depot");
     for (int i = 0; i < SHARED_STATES; i++)
         swfi_store_relaxed_32(&c->shared[i]->x_claim, 0);

@@ -173,7 +173,7 @@ static void run(size_t size, unsigned checks)
 /* The free mark of obj in c: cache.h's inline ABI, read the way the inline path reads it. */
 static uint64_t mark_of(struct swf_cache *c, const void *obj)
 {
-    const struct swf_cache_head_ *h = (const struct swf_cache_head_ *)(const void *)c;
+    const struct swf_owner_head_ *h = (const struct swf_owner_head_ *)(const void *)c;
     return h->key ^ (uint64_t)(uintptr_t)obj;
 }
 
@@ -284,8 +284,8 @@ int main(void)
     struct swf_cache_config one = {.object_size = 64}, two = one;
     struct swf_cache *c1, *c2;
     tap_require(swf_cache_create(&one, &c1) == 0 && swf_cache_create(&two, &c2) == 0, "create");
-    uint64_t k1 = ((const struct swf_cache_head_ *)(const void *)c1)->key;
-    uint64_t k2 = ((const struct swf_cache_head_ *)(const void *)c2)->key;
+    uint64_t k1 = ((const struct swf_owner_head_ *)(const void *)c1)->key;
+    uint64_t k2 = ((const struct swf_owner_head_ *)(const void *)c2)->key;
     ok(k1 != 0 && k2 != 0 && k1 != k2, "each cache has its own key, never 0");
     swf_cache_destroy(c1);
     swf_cache_destroy(c2);

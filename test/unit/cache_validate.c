@@ -89,7 +89,7 @@ static void corrupt(struct swf_cache *c, enum corruption what)
     void *one = swf_cache_alloc(c, SWF_NOWAIT);
     swf_cache_free(c, one); /* this thread's loaded magazine holds at least one object */
     struct swfi_tstate *ts = swfi_tls_get(&c->owner);
-    struct swfi_mag *m = swfi_ts_loaded(ts);
+    struct swfi_magazine *m = swfi_ts_loaded(ts);
     switch (what) {
     case DEPOT:
         c->x_depot_objs++;
@@ -107,7 +107,7 @@ static void corrupt(struct swf_cache *c, enum corruption what)
         *swfi_obj_state(c, m->pub.obj[0]) = OBJ_ALLOC;
         break;
     case OVERFULL:
-        m->pub.n = MAG_CAP + 1;
+        m->pub.n = SWF_CACHE_MAGAZINE + 1;
         swfi_tstate_release(c, ts); /* its magazines go to the depot */
         break;
     case UNCARVED: /* the last object of the first chunk: never carved by this test's use */
