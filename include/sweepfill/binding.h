@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 struct swf_owner_head_ {
-    uint64_t id;        /* the cache's identity: unique in the process, never 0, never reused */
+    uint64_t id;        /* the owner's identity: unique in the process, never 0, never reused */
     uint32_t handle;    /* its index in every thread's binding table */
     uint32_t x_slow;    /* non-zero: calls must go to the library (full checks, injection) */
     uint64_t inv;       /* the inverse, modulo 2^64, of the stride's odd part */
