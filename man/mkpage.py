@@ -30,6 +30,7 @@ an optional lead sentence (or only a sentence, for what cannot fail). A line "- 
 
     mkpage.py TEMPLATE OUTPUT SOURCE_ROOT [DEPFILE]
     mkpage.py --check SOURCE_ROOT       every template's directives resolve (exit 1 if not)
+    mkpage.py --self-test               the conversion on made-up input, as TAP
 """
 
 import os
@@ -451,7 +452,68 @@ def check(root):
     return 1 if bad else 0
 
 
+SELF_HEADER = """/*
+ * Do x.
+ *
+ * Concurrency: any thread, but not inside swf_y() (swf_y(3)).
+ * Progress: lock-free.
+ * Ordering: none.
+ * Returns: 0, or NULL with errno set.
+ * Errors:
+ * EINVAL: p is NULL.
+ * ENOMEM: SWF_Z ran out.
+ */
+SWF_API int swf_x(void *p);
+
+int swf_undocumented(void);
+"""
+SELF_EXAMPLE = "int main(void)\n{\n    /* [man] */\n    .5;\n\n    return 0;\n    /* [man] */\n}\n"
+
+
+def self_test():
+    """The conversion on a made-up header, template and example, and the failures it must
+    report. TAP."""
+    import tempfile
+    results = []
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, "include", "sweepfill"))
+        os.makedirs(os.path.join(root, "examples"))
+        with open(os.path.join(root, "include", "sweepfill", "x.h"), "w") as f:
+            f.write(SELF_HEADER)
+        with open(os.path.join(root, "examples", "x.c"), "w") as f:
+            f.write(SELF_EXAMPLE)
+        tpl = os.path.join(root, "x.3.in")
+
+        def page(text):
+            with open(tpl, "w") as f:
+                f.write(text)
+            return "\n".join(make(tpl, root)[0])
+
+        out = page('.\\" @contract x.h swf_x\n.\\" @example examples/x.c man\n.\\" @errors\n')
+        want = [".Sh CONCURRENCY", ".Fn swf_y", ".Xr ( swf_y 3 ) .", ".Sh PROGRESS",
+                ".Sh MEMORY ORDERING", ".Sh RETURN VALUES", ".Dv NULL", ".Va errno",
+                ".Sh ERRORS", ".It Bq Er EINVAL", ".Dv SWF_Z", "\\&.5;\n\nreturn 0;"]
+        missing = [w for w in want if w not in out]
+        results.append((not missing, "a contract, an example and errors convert"
+                        + (" (missing: %s)" % ", ".join(missing) if missing else "")))
+        for text, what in [('.\\" @contract x.h swf_undocumented\n', "a name without a comment"),
+                           ('.\\" @contract x.h swf_nowhere\n', "a name not declared"),
+                           ('.\\" @errors\n', "@errors before @contract"),
+                           ('.\\" @example examples/x.c other\n', "a mark the example lacks")]:
+            try:
+                page(text)
+                results.append((False, "%s is reported" % what))
+            except PageError:
+                results.append((True, "%s is reported" % what))
+    for n, (good, what) in enumerate(results, 1):
+        print("%s %d - %s" % ("ok" if good else "not ok", n, what))
+    print("1..%d" % len(results))
+    return 0 if all(g for g, _ in results) else 1
+
+
 def main(argv):
+    if len(argv) == 2 and argv[1] == "--self-test":
+        return self_test()
     if len(argv) == 3 and argv[1] == "--check":
         return check(argv[2])
     if len(argv) not in (4, 5):
