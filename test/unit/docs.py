@@ -32,7 +32,8 @@ PATH_RE = re.compile(r"(?<![\w/.-])((?:docs|bench|test|include|lib|examples|man)
 LINK_RE = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 LINE_CITE_RE = re.compile(r"\(l\. \d+|\b[\w/-]+\.(?:c|h|py|sh):\d+\b")
 # Files whose paths are examples, not references: the checkers' fixtures and generated output.
-NOT_REFERENCES = ("test/packaging/readme_snippets.py", "test/unit/layers.py", "test/unit/docs.py")
+NOT_REFERENCES = ("test/packaging/readme_snippets.py", "test/unit/layers.py", "test/unit/docs.py",
+                  "man/mkpage.py")
 GENERATED = ("bench/out/",)
 
 
