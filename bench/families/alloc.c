@@ -12,6 +12,9 @@
  *     cache_nowait              swf_cache_alloc(c, SWF_NOWAIT), swf_cache_free(c, p)
  *     cache_inline              cache.h's inline path: swf_cache_alloc_fast(c) then
  *                               swf_cache_free_fast(c, p), no call in the common case
+ *     cache_unbound             cache_nowait's pair on a thread that never made a blocking
+ *                               call (no grow, no WAIT): a fresh thread for each run, which
+ *                               the benchmark's thread starts and joins
  *     floor_freelist            a thread-local free list, inline: pop, push. The floor: no
  *                               allocator does less for an alloc and a free
  *     malloc                    malloc(size), free(p)
@@ -36,6 +39,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,6 +268,44 @@ PAIRS64(bm_pairs64_cache_inline, "sweepfill", (void)0, (void)0, swf_cache_alloc_
         swf_cache_free_fast(c, p))
 PAIRS64(bm_pairs64_malloc, PEER_NAME, (void)0, (void)0, malloc(size), free(p))
 
+/* cache_unbound: the loop runs on a thread made for the run, which has never called the cache
+ * before its first pair (the benchmark's own thread has: other runs grew the cache on it). The
+ * state is handed over by pthread_create and back by pthread_join; real time is what counts. */
+struct unbound_run {
+    swfb_state *st;
+    struct swf_cache *c;
+    uint64_t fails;
+};
+
+static void *unbound_loop(void *arg)
+{
+    struct unbound_run *r = arg;
+    while (swfb_keep_running_batch(r->st, BATCH)) {
+        for (int i = 0; i < BATCH; i++) {
+            void *p = swf_cache_alloc(r->c, SWF_NOWAIT);
+            keep(p);
+            if (__builtin_expect(p == NULL, 0)) {
+                r->fails++;
+                continue;
+            }
+            swf_cache_free(r->c, p);
+        }
+    }
+    return NULL;
+}
+
+static void bm_pairs64_cache_unbound(swfb_state *st)
+{
+    struct unbound_run r = {.st = st, .c = cache_for(swfb_range(st, 0))};
+    pthread_t t;
+    if (r.c == NULL || pthread_create(&t, NULL, unbound_loop, &r) != 0) {
+        swfb_skip_with_error(st, "no cache for this object size, or no thread");
+        return;
+    }
+    pthread_join(t, NULL);
+    finish(st, "sweepfill", "fails", r.fails);
+}
+
 /* The free list needs objects first: a few from the cache, kept on this thread's list, and given
  * back after the run. */
 static void fill_freelist(struct swf_cache *c)
@@ -352,6 +394,7 @@ int main(int argc, char **argv)
     add("alloc_pair/malloc", bm_pair_malloc);
     add("alloc_pairs64/cache_nowait", bm_pairs64_cache_nowait);
     add("alloc_pairs64/cache_inline", bm_pairs64_cache_inline);
+    add("alloc_pairs64/cache_unbound", bm_pairs64_cache_unbound);
     add("alloc_pairs64/floor_freelist", bm_pairs64_floor_freelist);
     add("alloc_pairs64/malloc", bm_pairs64_malloc);
     add("alloc_batch64/cache_nowait", bm_batch_cache_nowait);

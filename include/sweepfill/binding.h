@@ -46,6 +46,10 @@ struct swf_thread_ {
     uint32_t rseq_index;        /* the per-CPU mode: the offset of the slot index (cpu_id or
                                    mm_cid) in this thread's rseq area */
     char *rseq;                 /* the per-CPU mode: this thread's rseq area, once registered */
+    uint64_t chunk_owner;       /* the cache whose chunk this thread last freed into (its id;
+                                   0: none yet), checked by the library */
+    uintptr_t chunk_base;       /* that chunk's first object */
+    uint64_t chunk_nobjs;       /* and how many objects it holds */
 };
 
 SWF_API extern __thread struct swf_thread_ swf_thread_self_

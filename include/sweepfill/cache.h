@@ -195,7 +195,8 @@ SWF_API int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cach
  * EBUSY: a feature or a registry made on c exists (from its create to its destroy, on or off;
  * swf_error_reason() names it: "the cache is in use by a feature: swf_feature_destroy it first"),
  * or objects are alive, including those handed to swf_cache_free_deferred() whose grace period
- * has not run: free them first.
+ * has not run: free them first; or, in the per-CPU mode, another thread kept swapping a CPU's
+ * magazine while it counted them, which only a call on c still running does.
  */
 SWF_API int swf_cache_destroy(struct swf_cache *c);
 
@@ -367,10 +368,14 @@ SWF_API int swf_failslab_parse(const char *spec, struct swf_failslab *out, char 
  *
  * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy().
  * Progress: lock-free; it reads the counters of every thread state bound to c, in O(threads
- * bound to c).
- * Ordering: every field holds a value it had at some instant during the call, and the fields
- * agree exactly with each other when no other thread uses c meanwhile. A deferred free counted as
- * done has finished its callback. Nothing else is ordered.
+ * bound to c), and in the per-CPU mode the word of every CPU's magazine, again (at most four
+ * readings) while other threads swap a CPU's magazine meanwhile.
+ * Ordering: the fields agree exactly with each other when no other thread uses c meanwhile.
+ * Otherwise frees are read before allocations, so alive may be high for a moment, never low, and
+ * each counter holds a value it had during the call, unless other threads swapped CPUs'
+ * magazines through all four readings (then allocs_nowait and frees may each be off by the
+ * objects those magazines moved). A deferred free counted as done has finished its callback.
+ * Nothing else is ordered.
  * Returns: 0 or an error number; after a failure, swf_error_reason() says why.
  * Errors:
  * EINVAL: c or out is NULL.
@@ -449,13 +454,16 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
 /*
  * What swf_cache_alloc() does with SWF_NOWAIT, done inline in the caller while the calling
  * thread's loaded magazine (per-CPU mode: its CPU's) has an object, and by a call to it otherwise.
+ * The inline part is the library's own common case, the same code (cache_abi.h), so the two
+ * count alike and call the same slow path at an empty magazine.
  *
  * Concurrency: Any thread, concurrently with every call on c but swf_cache_destroy(). The inline
- * path touches only the calling thread's own binding table and state, the object's first 8
- * bytes, and one magazine: the thread's own in the per-thread mode; in the per-CPU mode, the
- * magazine of the CPU it runs on, inside a restartable sequence that the kernel aborts if the
- * thread is preempted, migrated or signalled, so that its commit never races another thread's
- * change to that magazine, and the rseq_cs field of the thread's own rseq area.
+ * path touches only the calling thread's own swf_thread_self_, the object's first 8 bytes, and
+ * one magazine: in the per-thread mode, the thread's own, through its binding table and its
+ * state for c; in the per-CPU mode, the magazine of the CPU it runs on, inside a restartable
+ * sequence that the kernel aborts if the thread is preempted, migrated or signalled, so that its
+ * commit never races another thread's change to that magazine, and the rseq_cs field of the
+ * thread's own rseq area (no state for c: a thread that never made a blocking call takes it too).
  * Progress: Lock-free, with no system call, no allocation and, while the cache's memory stays
  * resident, no page fault. The inline common case has no atomic read-modify-write instruction:
  * in the per-thread mode it is a fixed number of loads and stores; in the per-CPU mode, a
@@ -471,7 +479,8 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  * magazine and allocated from it by another thread on the same CPU is ordered by the context
  * switch between the two threads (the kernel's scheduler runs full barriers), and magazines
  * move between CPUs only through the depot, whose compare-and-swaps release and acquire them.
- * The counters are relaxed stores; the check of x_slow is a relaxed load.
+ * The per-thread mode's counters are relaxed stores; the per-CPU mode counts the call in the
+ * magazine's word, in the store that commits it; the check of x_slow is a relaxed load.
  * Returns: the object, or NULL with errno set; after a failure, swf_error_reason() says why.
  * Errors: errno is set as swf_cache_alloc() with SWF_NOWAIT sets it:
  * EINVAL: c is NULL.
@@ -479,32 +488,25 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
  */
 static inline void *swf_cache_alloc_fast(struct swf_cache *c)
 {
-    struct swf_tstate_ *ts;
     void *obj;
-    if (__builtin_expect(c != SWF_NULL_ && (ts = swf_cache_state_(c)) != SWF_NULL_, 1)) {
-        struct swf_magazine_ *m = ts->loaded;
-        if (__builtin_expect(m != SWF_NULL_ && m->n > 0, 1))
-            obj = m->obj[--m->n];
-        else if (m != SWF_NULL_ || !swf_cache_pcpu_move_(swf_cache_head_of_(c), &obj, 0, SWF_NULL_))
-            return swf_cache_alloc(c, SWF_NOWAIT);
-        uint64_t zero = 0; /* clear the free mark: a later free of it is not suspect */
-        __builtin_memcpy(obj, &zero, sizeof(zero));
-        __atomic_store_n(&ts->x_allocs_nowait, ts->x_allocs_nowait + 1, __ATOMIC_RELAXED);
+    if (__builtin_expect(c != SWF_NULL_ && swf_cache_alloc_try_(c, &obj, SWF_NULL_), 1))
         return obj;
-    }
     return swf_cache_alloc(c, SWF_NOWAIT);
 }
 
 /*
  * What swf_cache_free() does, done inline in the caller while the calling thread's loaded
- * magazine (per-CPU mode: its CPU's) has room, and by a call to it otherwise.
+ * magazine (per-CPU mode: its CPU's) has room, and by a call to it otherwise. The inline part is
+ * the library's own common case, the same code (cache_abi.h), so the two count alike and call
+ * the same slow path at a full magazine.
  *
  * Concurrency: Any thread, concurrently with every call on c but swf_cache_destroy(). The inline
- * path touches only the calling thread's own binding table and state, the object's first 8
- * bytes, and one magazine: the thread's own in the per-thread mode; in the per-CPU mode, the
- * magazine of the CPU it runs on, inside a restartable sequence that the kernel aborts if the
- * thread is preempted, migrated or signalled, so that its commit never races another thread's
- * change to that magazine, and the rseq_cs field of the thread's own rseq area.
+ * path touches only the calling thread's own swf_thread_self_, the object's first 8 bytes, and
+ * one magazine: in the per-thread mode, the thread's own, through its binding table and its
+ * state for c; in the per-CPU mode, the magazine of the CPU it runs on, inside a restartable
+ * sequence that the kernel aborts if the thread is preempted, migrated or signalled, so that its
+ * commit never races another thread's change to that magazine, and the rseq_cs field of the
+ * thread's own rseq area (no state for c: a thread that never made a blocking call takes it too).
  * Progress: Lock-free, with no system call, no allocation and, while the cache's memory stays
  * resident, no page fault. The inline common case has no atomic read-modify-write instruction:
  * in the per-thread mode it is a fixed number of loads and stores; in the per-CPU mode, a
@@ -520,7 +522,8 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
  * magazine and allocated from it by another thread on the same CPU is ordered by the context
  * switch between the two threads (the kernel's scheduler runs full barriers), and magazines
  * move between CPUs only through the depot, whose compare-and-swaps release and acquire them.
- * The counters are relaxed stores; the check of x_slow is a relaxed load.
+ * The per-thread mode's counters are relaxed stores; the per-CPU mode counts the call in the
+ * magazine's word, in the store that commits it; the check of x_slow is a relaxed load.
  * Returns: 0, also for a NULL obj (which does nothing), or an error number; after a failure,
  * swf_error_reason() says why.
  * Errors:
@@ -528,32 +531,9 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
  */
 static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
 {
-    struct swf_tstate_ *ts;
-    const struct swf_owner_head_ *h = swf_cache_head_of_(c);
-    if (__builtin_expect(c != SWF_NULL_ && obj != SWF_NULL_ &&
-                             (ts = swf_cache_state_(c)) != SWF_NULL_ &&
-                             swf_cache_free_ok_(h, ts, obj),
-                         1)) {
-        struct swf_magazine_ *m = ts->loaded;
-        uint64_t mark = h->key ^ SWF_REINTERPRET_CAST_(uintptr_t, obj), word;
-        if (__builtin_expect(m != SWF_NULL_ && m->n < SWF_CACHE_MAGAZINE, 1)) {
-            uint32_t n = m->n; /* read before the mark's store, which may alias it */
-            __builtin_memcpy(obj, &mark, sizeof(mark));
-            m->obj[n] = obj;
-            m->n = n + 1;
-        } else if (m == SWF_NULL_) {
-            __builtin_memcpy(&word, obj, sizeof(word)); /* the mark goes before the push */
-            __builtin_memcpy(obj, &mark, sizeof(mark));
-            if (!swf_cache_pcpu_move_(h, &obj, 1, SWF_NULL_)) {
-                __builtin_memcpy(obj, &word, sizeof(word)); /* full: the library frees it */
-                return swf_cache_free(c, obj);
-            }
-        } else {
-            return swf_cache_free(c, obj);
-        }
-        __atomic_store_n(&ts->x_frees, ts->x_frees + 1, __ATOMIC_RELAXED);
+    if (__builtin_expect(
+            c != SWF_NULL_ && obj != SWF_NULL_ && swf_cache_free_try_(c, obj, SWF_NULL_), 1))
         return 0;
-    }
     return swf_cache_free(c, obj);
 }
 

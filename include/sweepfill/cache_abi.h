@@ -22,25 +22,26 @@ struct swf_cache;
  * (per-CPU mode: cache.h). */
 #define SWF_CACHE_MAGAZINE 60
 
-#define SWF_CACHE_INLINE_ABI 3
+#define SWF_CACHE_INLINE_ABI 4
 
 struct swf_magazine_ {
-    uint32_t x_link_; /* the depot's */
-    uint32_t n;       /* objects held, obj[0 .. n-1]; written only by the holding thread (in
-                         the per-CPU mode, by the thread on that CPU, in a restartable sequence,
-                         or by a thread that locked the CPU's slot) */
+    uint32_t x_link_;   /* the depot's */
+    uint32_t x_unused_; /* the library's */
+    uint64_t n;         /* the word: objects held, obj[0 .. (n & SWF_RSEQ_N_MASK_) - 1], in its low
+                           bits; written only by the holding thread (in the per-CPU mode, by the
+                           thread on that CPU, in a restartable sequence, or by a thread that
+                           locked the CPU's slot). In a per-CPU slot the bits above count the
+                           objects moved in and out since it went there (rseq_abi.h); elsewhere
+                           they are 0 and n is the number of objects */
     void *obj[SWF_CACHE_MAGAZINE];
 };
 
 struct swf_tstate_ {
     uint32_t x_link_, index_;     /* the library's */
-    struct swf_magazine_ *loaded; /* the magazine alloc pops from and free pushes on; NULL in
-                                     the per-CPU mode */
+    struct swf_magazine_ *loaded; /* the magazine alloc pops from and free pushes on */
     struct swf_magazine_ *prev;   /* the library's */
     uint64_t x_allocs_nowait;     /* relaxed single-writer counters, summed by stats */
     uint64_t x_frees;
-    uintptr_t base; /* the chunk this thread last freed into: its first object */
-    uint64_t nobjs; /* and how many objects it holds (0: none checked yet) */
 };
 
 /* The head every struct swf_cache begins with. */
@@ -49,64 +50,25 @@ static inline const struct swf_owner_head_ *swf_cache_head_of_(const struct swf_
     return SWF_STATIC_CAST_(const struct swf_owner_head_ *, SWF_STATIC_CAST_(const void *, c));
 }
 
-/* This thread's state for c, or NULL: what the inline path may use. */
+/* This thread's state for c in the per-thread mode, or NULL: not bound to c. */
 static inline struct swf_tstate_ *swf_cache_state_(struct swf_cache *c)
 {
     const struct swf_owner_head_ *h = swf_cache_head_of_(c);
     const struct swf_thread_ *t = &swf_thread_self_;
-    if (__builtin_expect(h->handle >= t->cap || t->table[h->handle].id != h->id ||
-                             __atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) != 0,
-                         0))
+    if (__builtin_expect(h->handle >= t->cap || t->table[h->handle].id != h->id, 0))
         return SWF_NULL_;
     return SWF_STATIC_CAST_(struct swf_tstate_ *, t->table[h->handle].state);
 }
 
-#ifdef SWF_RSEQ_ABI_
-/* This thread's inputs to its sequences on the slots of h's cache (*slots), or NULL: no slots yet,
- * or the thread has no registered rseq area. They come from the cache's head and the thread's
- * TLS, not from its state, so that a sequence does not wait for the binding table's lookup. */
-static inline const struct swf_thread_ *swf_cache_pcpu_thread_(const struct swf_owner_head_ *h,
-                                                               uintptr_t **slots)
+/* Whether obj is an object of the chunk this thread last freed into, a chunk of h's cache: one
+ * multiplication does both the bounds and the divisibility test (the quotient of a multiple of
+ * the stride, or a huge number otherwise). */
+static inline int swf_cache_owned_(const struct swf_owner_head_ *h, const void *obj)
 {
     const struct swf_thread_ *t = &swf_thread_self_;
-    *slots = __atomic_load_n(&h->x_slots, __ATOMIC_ACQUIRE);
-    return *slots != SWF_NULL_ && t->rseq != SWF_NULL_ ? t : SWF_NULL_;
-}
-#endif
-
-/* Pop an object into *obj (push == 0) or push *obj (push == 1) on the magazine of the CPU the
- * thread runs on (the per-CPU mode): 1, or 0 when there is none to pop there or no room (or no
- * slots, no registered area, or no sequences in this build: the library decides). An aborted
- * sequence is tried again, counted in *aborts unless it is NULL. */
-static inline int swf_cache_pcpu_move_(const struct swf_owner_head_ *h, void **obj, int push,
-                                       uint64_t *aborts)
-{
-#ifdef SWF_RSEQ_ABI_
-    uintptr_t *slots;
-    const struct swf_thread_ *t = swf_cache_pcpu_thread_(h, &slots);
-    uint32_t st = SWF_RSEQ_FAIL_;
-    while (t != SWF_NULL_ && (st = push ? swf_rseq_push_once_(t->rseq, t->rseq_index, slots,
-                                                              h->nslots, *obj, SWF_CACHE_MAGAZINE)
-                                        : swf_rseq_pop_once_(t->rseq, t->rseq_index, slots,
-                                                             h->nslots, obj)) == SWF_RSEQ_ABORT_)
-        if (aborts != SWF_NULL_)
-            ++*aborts;
-    return st == SWF_RSEQ_DONE_;
-#else
-    (void)h, (void)obj, (void)push, (void)aborts;
-    return 0;
-#endif
-}
-
-/* Whether obj is an object of the chunk ts last freed into: one multiplication does both the
- * bounds and the divisibility test (the quotient of a multiple of the stride, or a huge number
- * otherwise). */
-static inline int swf_cache_owned_(const struct swf_owner_head_ *h, const struct swf_tstate_ *ts,
-                                   const void *obj)
-{
-    uint64_t q = (SWF_REINTERPRET_CAST_(uintptr_t, obj) - ts->base) * h->inv;
+    uint64_t q = (SWF_REINTERPRET_CAST_(uintptr_t, obj) - t->chunk_base) * h->inv;
     q = (q >> h->shift) | (q << ((64 - h->shift) & 63));
-    return q < ts->nobjs;
+    return t->chunk_owner == h->id && q < t->chunk_nobjs;
 }
 
 /* Whether obj's first word holds the free mark (key ^ obj): a free object still marked, or a
@@ -118,11 +80,105 @@ static inline int swf_cache_marked_(const struct swf_owner_head_ *h, const void 
     return word == (h->key ^ SWF_REINTERPRET_CAST_(uintptr_t, obj));
 }
 
-/* The common free's test: an object of the chunk ts last freed into, not marked free. */
-static inline int swf_cache_free_ok_(const struct swf_owner_head_ *h, const struct swf_tstate_ *ts,
-                                     const void *obj)
+/* The common free's test: an object of the chunk this thread last freed into, not marked free. */
+static inline int swf_cache_free_ok_(const struct swf_owner_head_ *h, const void *obj)
 {
-    return swf_cache_owned_(h, ts, obj) && !swf_cache_marked_(h, obj);
+    return swf_cache_owned_(h, obj) && !swf_cache_marked_(h, obj);
+}
+
+#ifdef SWF_RSEQ_ABI_
+/* The per-CPU mode's sequence on this CPU's magazine: pop an object into *obj (push == 0) or push
+ * *obj (push == 1). 1, or 0 when there is none to pop there or no room, or no sequence can run
+ * (no slots yet, or the thread has no registered area the library gave it: rseq_abi.h). An
+ * aborted sequence is tried again, counted in *aborts unless it is NULL. */
+static inline int swf_cache_pcpu_move_(const struct swf_owner_head_ *h, uintptr_t *slots,
+                                       void **obj, int push, uint64_t *aborts)
+{
+    const struct swf_thread_ *t = &swf_thread_self_;
+    uint32_t st = SWF_RSEQ_FAIL_;
+    while (t->rseq != SWF_NULL_ &&
+           (st = push ? swf_rseq_push_once_(t->rseq, t->rseq_index, slots, h->nslots, *obj,
+                                            SWF_CACHE_MAGAZINE)
+                      : swf_rseq_pop_once_(t->rseq, t->rseq_index, slots, h->nslots, obj)) ==
+               SWF_RSEQ_ABORT_)
+        if (aborts != SWF_NULL_)
+            ++*aborts;
+    return st == SWF_RSEQ_DONE_;
+}
+#endif
+
+/*
+ * The common NOWAIT allocation, one body for cache.h's inline path and the library's
+ * swf_cache_alloc(): 1 with an object in *obj, or 0 when the library's slow path must serve the
+ * call (x_slow set; the magazine empty; the thread not bound in the per-thread mode, or without
+ * sequences in the per-CPU mode). The mode is told by the slots: the per-CPU mode has them once
+ * the cache is first used, the per-thread mode never. In the per-CPU mode the thread needs no
+ * state for c: the sequence counts the allocation in the magazine's word. Aborted sequences are
+ * counted in *aborts unless it is NULL.
+ */
+static inline int swf_cache_alloc_try_(struct swf_cache *c, void **obj, uint64_t *aborts)
+{
+    const struct swf_owner_head_ *h = swf_cache_head_of_(c);
+    if (__builtin_expect(__atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) != 0, 0))
+        return 0;
+#ifdef SWF_RSEQ_ABI_
+    uintptr_t *slots = __atomic_load_n(&h->x_slots, __ATOMIC_ACQUIRE);
+    if (slots != SWF_NULL_) {
+        if (!swf_cache_pcpu_move_(h, slots, obj, 0, aborts))
+            return 0;
+    } else
+#endif
+    {
+        (void)aborts;
+        struct swf_tstate_ *ts = swf_cache_state_(c);
+        struct swf_magazine_ *m = ts != SWF_NULL_ ? ts->loaded : SWF_NULL_;
+        if (__builtin_expect(m == SWF_NULL_ || m->n == 0, 0))
+            return 0;
+        *obj = m->obj[--m->n];
+        __atomic_store_n(&ts->x_allocs_nowait, ts->x_allocs_nowait + 1, __ATOMIC_RELAXED);
+    }
+    uint64_t zero = 0; /* clear the free mark: a later free of it is not suspect */
+    __builtin_memcpy(*obj, &zero, sizeof(zero));
+    return 1;
+}
+
+/*
+ * The common free, one body for cache.h's inline path and the library's swf_cache_free(): 1 when
+ * obj is freed, or 0, obj untouched, when the library's slow path must do it (x_slow set; obj
+ * not of the chunk this thread last freed into, or marked free; the magazine full; the thread
+ * not bound, or without sequences). The free mark goes into obj before the object goes where
+ * another thread can take it.
+ */
+static inline int swf_cache_free_try_(struct swf_cache *c, void *obj, uint64_t *aborts)
+{
+    const struct swf_owner_head_ *h = swf_cache_head_of_(c);
+    if (__builtin_expect(
+            __atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) != 0 || !swf_cache_free_ok_(h, obj), 0))
+        return 0;
+    uint64_t mark = h->key ^ SWF_REINTERPRET_CAST_(uintptr_t, obj);
+#ifdef SWF_RSEQ_ABI_
+    uintptr_t *slots = __atomic_load_n(&h->x_slots, __ATOMIC_ACQUIRE);
+    if (slots != SWF_NULL_) {
+        uint64_t word;
+        __builtin_memcpy(&word, obj, sizeof(word));
+        __builtin_memcpy(obj, &mark, sizeof(mark));
+        if (swf_cache_pcpu_move_(h, slots, &obj, 1, aborts))
+            return 1;
+        __builtin_memcpy(obj, &word, sizeof(word)); /* full: the library frees it */
+        return 0;
+    }
+#endif
+    (void)aborts;
+    struct swf_tstate_ *ts = swf_cache_state_(c);
+    struct swf_magazine_ *m = ts != SWF_NULL_ ? ts->loaded : SWF_NULL_;
+    if (__builtin_expect(m == SWF_NULL_ || m->n >= SWF_CACHE_MAGAZINE, 0))
+        return 0;
+    uint64_t n = m->n; /* read before the mark's store, which may alias it */
+    __builtin_memcpy(obj, &mark, sizeof(mark));
+    m->obj[n] = obj;
+    m->n = n + 1;
+    __atomic_store_n(&ts->x_frees, ts->x_frees + 1, __ATOMIC_RELAXED);
+    return 1;
 }
 
 #ifdef __cplusplus

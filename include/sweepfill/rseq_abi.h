@@ -3,8 +3,15 @@
  * the library and for cache.h's inline path. Included by cache_abi.h; nothing here is for a user
  * to call.
  *
- * A per-CPU slot is one word: the address of a magazine (cache_abi.h's struct swf_magazine_: n at
- * offset 4, obj[] at 8) or 0, with bit 0 set while a thread on another CPU works on it. A sequence
+ * A per-CPU slot is one word: the address of a magazine (cache_abi.h's struct swf_magazine_: its
+ * word n at offset 8, obj[] at 16) or 0, with bit 0 set while a thread on another CPU works on it.
+ * The magazine's word holds the objects it holds in its low SWF_RSEQ_N_BITS_ bits; in a slot, the
+ * bits above hold 1 + the objects it held when it went there, and the bits from
+ * SWF_RSEQ_MOVED_SHIFT_ up the objects the sequences moved in or out since: a pop adds
+ * SWF_RSEQ_POP_STEP_ (n - 1, one more moved), a push SWF_RSEQ_PUSH_STEP_ (n + 1, one more moved),
+ * in the one store that commits, so the library counts every allocation and free from the
+ * magazines alone, each from one load of one word, with no state and no counter of a thread's
+ * own. A sequence
  * stores its descriptor's address in the calling thread's rseq area (rseq_cs), loads cpu_id
  * (negative: the area is not registered, so nothing would abort the sequence: fail), the slot
  * index (cpu_id or mm_cid: the area's field at the offset the library chose), the slot (0 or
@@ -53,11 +60,24 @@
 #define SWF_RSEQ_ABORT_ 2u /* aborted by the kernel: try again */
 
 /* The offsets the sequences use: the rseq area's cpu_id and rseq_cs (struct rseq, linux/rseq.h;
- * the index, cpu_id or mm_cid, is an input), and a magazine's n and obj[] (cache_abi.h). */
+ * the index, cpu_id or mm_cid, is an input), and a magazine's word n and obj[] (cache_abi.h). */
 #define SWF_RSEQ_CPU_ID_OFF_  4
 #define SWF_RSEQ_CS_OFF_      8
-#define SWF_RSEQ_MAG_N_OFF_   4
-#define SWF_RSEQ_MAG_OBJ_OFF_ 8
+#define SWF_RSEQ_MAG_N_OFF_   8
+#define SWF_RSEQ_MAG_OBJ_OFF_ 16
+
+#endif /* SWF_RSEQ_ABI_ */
+
+/* A magazine's word (cache_abi.h's n): bits 0-5, the objects held; in a per-CPU slot, bits 6-11,
+ * 1 + the objects it held when it went there (0: not in a slot), and bits 12-63, the objects the
+ * sequences moved in or out since. Outside a slot the word is n alone. */
+#define SWF_RSEQ_N_BITS_      6
+#define SWF_RSEQ_N_MASK_      63u
+#define SWF_RSEQ_MOVED_SHIFT_ 12
+#define SWF_RSEQ_POP_STEP_    4095 /* one object out: n - 1, moved + 1 */
+#define SWF_RSEQ_PUSH_STEP_   4097 /* one object in: n + 1, moved + 1 */
+
+#ifdef SWF_RSEQ_ABI_
 
 /* The library's abort test (SWF_RSEQ_DELAY) puts a delay loop inside every sequence. */
 #ifndef SWF_RSEQ_DELAY_ASM_
@@ -66,12 +86,15 @@
 #endif
 
 /* The sequence's inputs: the area, the offset of the index in it (a uintptr_t: it is an index
- * register), the slots and their number; then the offsets and the status codes, as constants. */
+ * register), the slots and their number; then the offsets, the word's steps and the status
+ * codes, as constants. */
 #define SWF_RSEQ_IN_(a, i, s, n)                                                                   \
     [area] "r"(a), [ioff] "r"(i), [slots] "r"(s), [nslots] "r"(n), [cs_off] "n"(SWF_RSEQ_CS_OFF_), \
         [cpu_off] "n"(SWF_RSEQ_CPU_ID_OFF_), [mag_n] "n"(SWF_RSEQ_MAG_N_OFF_),                     \
-        [mag_obj] "n"(SWF_RSEQ_MAG_OBJ_OFF_), [done] "n"(SWF_RSEQ_DONE_),                          \
-        [fail] "n"(SWF_RSEQ_FAIL_), [abort] "n"(SWF_RSEQ_ABORT_)SWF_RSEQ_DELAY_IN_
+        [mag_obj] "n"(SWF_RSEQ_MAG_OBJ_OFF_), [n_mask] "n"(SWF_RSEQ_N_MASK_),                      \
+        [pop_step] "n"(SWF_RSEQ_POP_STEP_), [push_step] "n"(SWF_RSEQ_PUSH_STEP_),                  \
+        [done] "n"(SWF_RSEQ_DONE_), [fail] "n"(SWF_RSEQ_FAIL_),                                    \
+        [abort] "n"(SWF_RSEQ_ABORT_)SWF_RSEQ_DELAY_IN_
 
 // clang-format off
 /* The names a sequence's descriptor and abort handler get (local symbols, seen by nm, perf and
@@ -183,35 +206,40 @@
 static inline uint32_t swf_rseq_pop_once_(char *area, uintptr_t ioff, uintptr_t *slots,
                                           uint32_t nslots, void **obj)
 {
-    uintptr_t t, m;
+    uintptr_t t, m, w;
     void *o;
     uint32_t st;
     // clang-format off
 #if defined(__x86_64__)
     __asm__ __volatile__(SWF_RSEQ_ENTER_(pop)
-                         "movl %c[mag_n](%[m]), %k[t]\n\t"
+                         "movq %c[mag_n](%[m]), %[w]\n\t"
+                         "movl %k[w], %k[t]\n\t"
+                         "andl %[n_mask], %k[t]\n\t" /* n: the word's low bits */
                          "subl $1, %k[t]\n\t"
                          "jc 5f\n\t" /* empty */
                          "movq %c[mag_obj](%[m], %[t], 8), %[o]\n\t"
+                         "addq %[pop_step], %[w]\n\t"
                          SWF_RSEQ_DELAY_ASM_
-                         /* the commit: n - 1 */
-                         "movl %k[t], %c[mag_n](%[m])\n"
+                         /* the commit: n - 1, one more object moved */
+                         "movq %[w], %c[mag_n](%[m])\n"
                          SWF_RSEQ_LEAVE_(pop)
-                         : [t] "=&r"(t), [m] "=&r"(m), [o] "=&r"(o), [st] "=&r"(st)
+                         : [t] "=&r"(t), [m] "=&r"(m), [w] "=&r"(w), [o] "=&r"(o), [st] "=&r"(st)
                          : SWF_RSEQ_IN_(area, ioff, slots, nslots)
                          : SWF_RSEQ_CLOBBER_);
 #else
     __asm__ __volatile__(SWF_RSEQ_ENTER_(pop)
-                         "ldr %w[t], [%[m], #%c[mag_n]]\n\t"
+                         "ldr %[w], [%[m], #%c[mag_n]]\n\t"
+                         "and %w[t], %w[w], #%c[n_mask]\n\t" /* n: the word's low bits */
                          "cbz %w[t], 5f\n\t" /* empty */
                          "sub %w[t], %w[t], #1\n\t"
                          "add %[o], %[m], #%c[mag_obj]\n\t"
                          "ldr %[o], [%[o], %[t], lsl #3]\n\t"
+                         "add %[w], %[w], #%c[pop_step]\n\t"
                          SWF_RSEQ_DELAY_ASM_
-                         /* the commit: n - 1 */
-                         "str %w[t], [%[m], #%c[mag_n]]\n"
+                         /* the commit: n - 1, one more object moved */
+                         "str %[w], [%[m], #%c[mag_n]]\n"
                          SWF_RSEQ_LEAVE_(pop)
-                         : [t] "=&r"(t), [m] "=&r"(m), [o] "=&r"(o), [st] "=&r"(st)
+                         : [t] "=&r"(t), [m] "=&r"(m), [w] "=&r"(w), [o] "=&r"(o), [st] "=&r"(st)
                          : SWF_RSEQ_IN_(area, ioff, slots, nslots)
                          : SWF_RSEQ_CLOBBER_);
 #endif
@@ -224,40 +252,46 @@ static inline uint32_t swf_rseq_pop_once_(char *area, uintptr_t ioff, uintptr_t 
 static inline uint32_t swf_rseq_push_once_(char *area, uintptr_t ioff, uintptr_t *slots,
                                            uint32_t nslots, void *obj, uint32_t cap)
 {
-    uintptr_t t, m;
+    uintptr_t t, m, w;
     uint32_t st;
     // clang-format off
 #if defined(__x86_64__)
     __asm__ __volatile__(SWF_RSEQ_ENTER_(push)
-                         "movl %c[mag_n](%[m]), %k[t]\n\t"
+                         "movq %c[mag_n](%[m]), %[w]\n\t"
+                         "movl %k[w], %k[t]\n\t"
+                         "andl %[n_mask], %k[t]\n\t" /* n: the word's low bits */
                          "cmpl %[cap], %k[t]\n\t"
                          "jae 5f\n\t" /* full */
                          /* obj[n] = obj: unseen until n moves */
                          "movq %[o], %c[mag_obj](%[m], %[t], 8)\n\t"
-                         "addl $1, %k[t]\n\t"
+                         "addq %[push_step], %[w]\n\t"
                          SWF_RSEQ_DELAY_ASM_
-                         /* the commit: n + 1 */
-                         "movl %k[t], %c[mag_n](%[m])\n"
+                         /* the commit: n + 1, one more object moved */
+                         "movq %[w], %c[mag_n](%[m])\n"
                          SWF_RSEQ_LEAVE_(push)
-                         : [t] "=&r"(t), [m] "=&r"(m), [st] "=&r"(st)
+                         : [t] "=&r"(t), [m] "=&r"(m), [w] "=&r"(w), [st] "=&r"(st)
                          : SWF_RSEQ_IN_(area, ioff, slots, nslots), [o] "r"(obj), [cap] "r"(cap)
                          : SWF_RSEQ_CLOBBER_);
 #else
     uintptr_t a;
     __asm__ __volatile__(SWF_RSEQ_ENTER_(push)
-                         "ldr %w[t], [%[m], #%c[mag_n]]\n\t"
+                         "ldr %[w], [%[m], #%c[mag_n]]\n\t"
+                         "and %w[t], %w[w], #%c[n_mask]\n\t" /* n: the word's low bits */
                          "cmp %w[t], %w[cap]\n\t"
                          "b.hs 5f\n\t" /* full */
                          "add %[a], %[m], #%c[mag_obj]\n\t"
                          /* obj[n] = obj: unseen until n moves */
                          "str %[o], [%[a], %[t], lsl #3]\n\t"
-                         "add %w[t], %w[t], #1\n\t"
+                         /* push_step does not fit an immediate: moved + 1, then n + 1 */
+                         "add %[w], %[w], #1, lsl #%c[moved]\n\t"
+                         "add %[w], %[w], #1\n\t"
                          SWF_RSEQ_DELAY_ASM_
-                         /* the commit: n + 1 */
-                         "str %w[t], [%[m], #%c[mag_n]]\n"
+                         /* the commit: n + 1, one more object moved */
+                         "str %[w], [%[m], #%c[mag_n]]\n"
                          SWF_RSEQ_LEAVE_(push)
-                         : [t] "=&r"(t), [m] "=&r"(m), [a] "=&r"(a), [st] "=&r"(st)
-                         : SWF_RSEQ_IN_(area, ioff, slots, nslots), [o] "r"(obj), [cap] "r"(cap)
+                         : [t] "=&r"(t), [m] "=&r"(m), [w] "=&r"(w), [a] "=&r"(a), [st] "=&r"(st)
+                         : SWF_RSEQ_IN_(area, ioff, slots, nslots), [o] "r"(obj), [cap] "r"(cap),
+                           [moved] "n"(SWF_RSEQ_MOVED_SHIFT_)
                          : SWF_RSEQ_CLOBBER_);
 #endif
     // clang-format on

@@ -37,7 +37,7 @@
  * new option or counter needs a new function or a new struct). The opaque types (struct
  * swf_cache beyond its first bytes, struct swf_registry, struct swf_reader) may change freely.
  *
- * The inline NOWAIT path (cache_abi.h, SWF_CACHE_INLINE_ABI 3) reads and writes library memory
+ * The inline NOWAIT path (cache_abi.h, SWF_CACHE_INLINE_ABI 4) reads and writes library memory
  * directly, so these never change within soname 0, neither their layout nor what the library
  * stores in them: struct swf_owner_head_, struct swf_magazine_, struct swf_tstate_,
  * struct swf_binding_, struct swf_thread_, the TLS variable swf_thread_self_ and its

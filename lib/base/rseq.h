@@ -53,8 +53,8 @@ enum swfi_rseq_mode {
 };
 
 #define SWFI_RSEQ_LOCKED  ((uintptr_t)1)
-#define SWFI_RSEQ_MAG_N   4 /* offset of the magazine's n */
-#define SWFI_RSEQ_MAG_OBJ 8 /* offset of its obj[] */
+#define SWFI_RSEQ_MAG_N   8  /* offset of the magazine's word n */
+#define SWFI_RSEQ_MAG_OBJ 16 /* offset of its obj[] */
 
 /* The mode, decided at the first call (which may register membarrier: blocking, once). */
 enum swfi_rseq_mode swfi_rseq_mode(void);
@@ -199,7 +199,8 @@ static inline uint32_t swfi_rseq_find_once(uintptr_t *slots, uint32_t nslots, co
     // clang-format off
 #if defined(__x86_64__)
     __asm__ __volatile__(SWF_RSEQ_ENTER_(find)
-                         "movl %c[mag_n](%[m]), %k[t]\n"
+                         "movl %c[mag_n](%[m]), %k[t]\n\t"
+                         "andl %[n_mask], %k[t]\n" /* n: the word's low bits */
                          "8:\n\t"
                          "subl $1, %k[t]\n\t"
                          "jc 5f\n\t" /* not there */
@@ -216,6 +217,7 @@ static inline uint32_t swfi_rseq_find_once(uintptr_t *slots, uint32_t nslots, co
     uintptr_t a;
     __asm__ __volatile__(SWF_RSEQ_ENTER_(find)
                          "ldr %w[t], [%[m], #%c[mag_n]]\n\t"
+                         "and %w[t], %w[t], #%c[n_mask]\n\t" /* n: the word's low bits */
                          "add %[a], %[m], #%c[mag_obj]\n"
                          "8:\n\t"
                          "cbz %w[t], 5f\n\t" /* not there */
@@ -236,23 +238,27 @@ static inline uint32_t swfi_rseq_find_once(uintptr_t *slots, uint32_t nslots, co
 
 /* One attempt at moving up to k objects between this CPU's magazine and buf (the bulk calls):
  * pop copies the magazine's last min(n, k) objects to buf[0 ..], push copies min(cap - n, k) of
- * buf[0 ..] on top of it; the copy is undone by nothing, since only the store of the new n
- * commits. *moved gets the count; FAIL when it would be 0. */
+ * buf[0 ..] on top of it; the copy is undone by nothing, since only the store of the new word
+ * (n - c or n + c, c more objects moved) commits. *moved gets the count; FAIL when it would be 0.
+ * k's register holds the word once c is known (x86_64 has no register to spare). */
 static inline uint32_t swfi_rseq_pop_many_once(uintptr_t *slots, uint32_t nslots, void **buf,
                                                uint32_t k, uint32_t *moved)
 {
-    uintptr_t t, m, c, i, x;
+    uintptr_t t, m, c, i, x, kw = k;
     uint32_t st;
     // clang-format off
 #if defined(__x86_64__)
     __asm__ __volatile__(SWF_RSEQ_ENTER_(pop_many)
-                         "movl %c[mag_n](%[m]), %k[t]\n\t"
-                         "movl %[k], %k[c]\n\t"
-                         "cmpl %k[c], %k[t]\n\t"
-                         "cmovbl %k[t], %k[c]\n\t" /* c = min(n, k) */
+                         "movq %c[mag_n](%[m]), %[t]\n\t"
+                         "movl %k[t], %k[c]\n\t"
+                         "andl %[n_mask], %k[c]\n\t" /* n: the word's low bits */
+                         "cmpl %k[kw], %k[c]\n\t"
+                         "cmoval %k[kw], %k[c]\n\t" /* c = min(n, k) */
                          "testl %k[c], %k[c]\n\t"
                          "jz 5f\n\t" /* empty */
-                         "subl %k[c], %k[t]\n\t"
+                         "movq %[t], %[kw]\n\t" /* kw: the word from here on */
+                         "andl %[n_mask], %k[t]\n\t"
+                         "subl %k[c], %k[t]\n\t" /* t = n - c: the first object to copy */
                          "xorl %k[i], %k[i]\n"
                          "8:\n\t"
                          "leaq (%[t], %[i]), %[x]\n\t"
@@ -261,21 +267,25 @@ static inline uint32_t swfi_rseq_pop_many_once(uintptr_t *slots, uint32_t nslots
                          "addq $1, %[i]\n\t"
                          "cmpq %[c], %[i]\n\t"
                          "jb 8b\n\t"
+                         "imulq %[pop_step], %[c], %[x]\n\t"
+                         "addq %[x], %[kw]\n\t"
                          SWF_RSEQ_DELAY_ASM_
-                         /* the commit: n - c */
-                         "movl %k[t], %c[mag_n](%[m])\n"
+                         /* the commit: n - c, c more objects moved */
+                         "movq %[kw], %c[mag_n](%[m])\n"
                          SWF_RSEQ_LEAVE_(pop_many)
                          : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
-                           [st] "=&r"(st)
-                         : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k)
+                           [st] "=&r"(st), [kw] "+&r"(kw)
+                         : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf)
                          : SWF_RSEQ_CLOBBER_);
 #else
     uintptr_t y;
     __asm__ __volatile__(SWF_RSEQ_ENTER_(pop_many)
-                         "ldr %w[t], [%[m], #%c[mag_n]]\n\t"
-                         "cmp %w[t], %w[k]\n\t"
-                         "csel %w[c], %w[t], %w[k], lo\n\t" /* c = min(n, k) */
+                         "ldr %[y], [%[m], #%c[mag_n]]\n\t"
+                         "and %w[t], %w[y], #%c[n_mask]\n\t" /* n: the word's low bits */
+                         "cmp %w[t], %w[kw]\n\t"
+                         "csel %w[c], %w[t], %w[kw], lo\n\t" /* c = min(n, k) */
                          "cbz %w[c], 5f\n\t" /* empty */
+                         "mov %[kw], %[y]\n\t" /* kw: the word from here on */
                          "sub %w[t], %w[t], %w[c]\n\t"
                          "mov %w[i], #0\n\t"
                          "add %[x], %[m], #%c[mag_obj]\n\t"
@@ -286,13 +296,15 @@ static inline uint32_t swfi_rseq_pop_many_once(uintptr_t *slots, uint32_t nslots
                          "add %[i], %[i], #1\n\t"
                          "cmp %[i], %[c]\n\t"
                          "b.lo 8b\n\t"
+                         "add %[kw], %[kw], %[c], lsl #%c[bits]\n\t"
+                         "sub %[kw], %[kw], %[c]\n\t"
                          SWF_RSEQ_DELAY_ASM_
-                         /* the commit: n - c */
-                         "str %w[t], [%[m], #%c[mag_n]]\n"
+                         /* the commit: n - c, c more objects moved */
+                         "str %[kw], [%[m], #%c[mag_n]]\n"
                          SWF_RSEQ_LEAVE_(pop_many)
                          : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
-                           [y] "=&r"(y), [st] "=&r"(st)
-                         : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k)
+                           [y] "=&r"(y), [st] "=&r"(st), [kw] "+&r"(kw)
+                         : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [bits] "n"(SWF_RSEQ_MOVED_SHIFT_)
                          : SWF_RSEQ_CLOBBER_);
 #endif
     // clang-format on
@@ -303,19 +315,23 @@ static inline uint32_t swfi_rseq_pop_many_once(uintptr_t *slots, uint32_t nslots
 static inline uint32_t swfi_rseq_push_many_once(uintptr_t *slots, uint32_t nslots, void *const *buf,
                                                 uint32_t k, uint32_t cap, uint32_t *moved)
 {
-    uintptr_t t, m, c, i, x;
+    uintptr_t t, m, c, i, x, kw = k;
     uint32_t st;
     // clang-format off
 #if defined(__x86_64__)
     __asm__ __volatile__(SWF_RSEQ_ENTER_(push_many)
-                         "movl %c[mag_n](%[m]), %k[t]\n\t"
+                         "movq %c[mag_n](%[m]), %[t]\n\t"
+                         "movl %k[t], %k[i]\n\t"
+                         "andl %[n_mask], %k[i]\n\t" /* n: the word's low bits */
                          "movl %[cap], %k[c]\n\t"
-                         "subl %k[t], %k[c]\n\t"
+                         "subl %k[i], %k[c]\n\t"
                          "jbe 5f\n\t" /* full */
-                         "cmpl %[k], %k[c]\n\t"
-                         "cmoval %[k], %k[c]\n\t" /* c = min(cap - n, k) */
+                         "cmpl %k[kw], %k[c]\n\t"
+                         "cmoval %k[kw], %k[c]\n\t" /* c = min(cap - n, k) */
                          "testl %k[c], %k[c]\n\t"
                          "jz 5f\n\t" /* nothing to push */
+                         "movq %[t], %[kw]\n\t" /* kw: the word from here on */
+                         "movl %k[i], %k[t]\n\t" /* t = n: where the copy goes */
                          "xorl %k[i], %k[i]\n"
                          "8:\n\t"
                          "movq (%[buf], %[i], 8), %[x]\n\t"
@@ -325,23 +341,27 @@ static inline uint32_t swfi_rseq_push_many_once(uintptr_t *slots, uint32_t nslot
                          "addq $1, %[i]\n\t"
                          "cmpq %[c], %[i]\n\t"
                          "jb 8b\n\t"
+                         "imulq %[push_step], %[c], %[x]\n\t"
+                         "addq %[x], %[kw]\n\t"
                          SWF_RSEQ_DELAY_ASM_
-                         /* the commit: n + c */
-                         "movl %k[t], %c[mag_n](%[m])\n"
+                         /* the commit: n + c, c more objects moved */
+                         "movq %[kw], %c[mag_n](%[m])\n"
                          SWF_RSEQ_LEAVE_(push_many)
                          : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
-                           [st] "=&r"(st)
-                         : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k), [cap] "r"(cap)
+                           [st] "=&r"(st), [kw] "+&r"(kw)
+                         : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [cap] "r"(cap)
                          : SWF_RSEQ_CLOBBER_);
 #else
     uintptr_t y;
     __asm__ __volatile__(SWF_RSEQ_ENTER_(push_many)
-                         "ldr %w[t], [%[m], #%c[mag_n]]\n\t"
+                         "ldr %[y], [%[m], #%c[mag_n]]\n\t"
+                         "and %w[t], %w[y], #%c[n_mask]\n\t" /* n: the word's low bits */
                          "subs %w[c], %w[cap], %w[t]\n\t"
                          "b.ls 5f\n\t" /* full */
-                         "cmp %w[c], %w[k]\n\t"
-                         "csel %w[c], %w[k], %w[c], hi\n\t" /* c = min(cap - n, k) */
+                         "cmp %w[c], %w[kw]\n\t"
+                         "csel %w[c], %w[kw], %w[c], hi\n\t" /* c = min(cap - n, k) */
                          "cbz %w[c], 5f\n\t" /* nothing to push */
+                         "mov %[kw], %[y]\n\t" /* kw: the word from here on */
                          "mov %w[i], #0\n\t"
                          "add %[x], %[m], #%c[mag_obj]\n"
                          "8:\n\t"
@@ -352,13 +372,16 @@ static inline uint32_t swfi_rseq_push_many_once(uintptr_t *slots, uint32_t nslot
                          "add %[i], %[i], #1\n\t"
                          "cmp %[i], %[c]\n\t"
                          "b.lo 8b\n\t"
+                         "add %[kw], %[kw], %[c], lsl #%c[bits]\n\t"
+                         "add %[kw], %[kw], %[c]\n\t"
                          SWF_RSEQ_DELAY_ASM_
-                         /* the commit: n + c */
-                         "str %w[t], [%[m], #%c[mag_n]]\n"
+                         /* the commit: n + c, c more objects moved */
+                         "str %[kw], [%[m], #%c[mag_n]]\n"
                          SWF_RSEQ_LEAVE_(push_many)
                          : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
-                           [y] "=&r"(y), [st] "=&r"(st)
-                         : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [k] "r"(k), [cap] "r"(cap)
+                           [y] "=&r"(y), [st] "=&r"(st), [kw] "+&r"(kw)
+                         : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [cap] "r"(cap),
+                           [bits] "n"(SWF_RSEQ_MOVED_SHIFT_)
                          : SWF_RSEQ_CLOBBER_);
 #endif
     // clang-format on

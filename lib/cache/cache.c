@@ -1,10 +1,11 @@
 /*
  * lib/cache/cache.c - the object cache's public entry points (cache_internal.h has the design).
  *
- * The NOWAIT path takes from this thread's loaded magazine (no atomics; in the per-CPU mode, from
- * its CPU's magazine in a restartable sequence: percpu.c), as cache.h's inline path does, and on
- * its slow path follows the allocation policy (policy.c) down to EAGAIN: no lock, no system call,
- * and only prepared memory.
+ * The NOWAIT path is cache.h's inline path itself (cache_abi.h's swf_cache_alloc_try_ and
+ * swf_cache_free_try_, one body for both): this thread's loaded magazine (no atomics), or in the
+ * per-CPU mode its CPU's magazine in a restartable sequence (percpu.c) with no state of the
+ * thread's own. Its slow path follows the allocation policy (policy.c) down to EAGAIN: no lock, no
+ * system call, and only prepared memory.
  */
 #include "cache/cache_internal.h"
 
@@ -22,24 +23,6 @@ static void update_slow(struct swf_cache *c)
 
 /* ---- allocation ----------------------------------------------------------------------------- */
 
-/* The per-CPU mode counts a call after its commit in the calling thread's state, which holds
- * counters and the free check's chunk (bound now if it can be), else with an atomic add on a
- * per-CPU counter. */
-static struct swfi_tstate *pcpu_state(struct swf_cache *c)
-{
-    struct swfi_tstate *ts = swfi_tls_get(&c->owner);
-    return ts ? ts : swfi_tstate_bind_nowait(c);
-}
-
-static void count_pcpu(struct swf_cache *c, size_t field)
-{
-    struct swfi_tstate *ts = pcpu_state(c);
-    if (ts != NULL)
-        swfi_counter_add((uint64_t *)(void *)((char *)ts + field), 1);
-    else
-        swfi_pcpu_count(c, field == offsetof(struct swfi_tstate, pub.x_frees));
-}
-
 static void count_alloc(struct swf_cache *c, struct swfi_tstate *ts, enum swf_alloc_mode mode)
 {
     if (ts != NULL)
@@ -49,14 +32,18 @@ static void count_alloc(struct swf_cache *c, struct swfi_tstate *ts, enum swf_al
 }
 
 /* An object for a call: the thread's magazines if it has them; else, in the per-CPU mode, this
- * CPU's magazine, and then the depot's shared path. */
-static void *take(struct swf_cache *c, struct swfi_tstate *ts)
+ * CPU's magazine (*popped: the pop counted it as a NOWAIT allocation, percpu.c), and then the
+ * depot's shared path. */
+static void *take(struct swf_cache *c, struct swfi_tstate *ts, bool *popped)
 {
     void *obj;
+    *popped = false;
     if (ts != NULL)
         return swfi_take_bound(c, ts);
-    if (c->pcpu && (obj = swfi_pcpu_take(c)) != NULL) /* the per-CPU mode: this CPU's first */
+    if (c->pcpu && (obj = swfi_pcpu_take(c)) != NULL) { /* the per-CPU mode: this CPU's first */
+        *popped = true;
         return obj;
+    }
     return swfi_take_unbound(c, &obj, 1) ? obj : NULL;
 }
 
@@ -78,7 +65,8 @@ static void *alloc_wait(struct swf_cache *c)
     pthread_mutex_lock(&c->refill_lock);
     struct swfi_tstate *ts = swfi_tstate_bind_locked(c);
     swfi_pools_replenish(c);
-    void *obj = take(c, ts);
+    bool popped;
+    void *obj = take(c, ts, &popped);
     int err = 0;
     const char *why = NULL;
     if (obj == NULL) /* what threads without a state of their own freed, before new memory */
@@ -86,12 +74,12 @@ static void *alloc_wait(struct swf_cache *c)
     if (obj == NULL) {
         err = swfi_map_objects(c, wait_batch(c)); /* a partial success still serves this call */
         why = c->map_why;
-        obj = take(c, ts);
+        obj = take(c, ts, &popped);
     }
     /* At the limit (or out of memory): what other CPUs' magazines hold (a membarrier fence). */
     const char *refused = NULL;
     if (obj == NULL && c->pcpu && swfi_pcpu_drain(c, &refused) > 0)
-        obj = take(c, ts);
+        obj = take(c, ts, &popped);
     pthread_mutex_unlock(&c->refill_lock);
     /* No memory to be had: the shared pairs that were in use a moment ago, waited for now that
      * the refill lock is free (their claimers may need to run first). */
@@ -105,6 +93,9 @@ static void *alloc_wait(struct swf_cache *c)
                                                        : "no memory for this thread's magazines");
     }
     count_alloc(c, ts, SWF_WAIT);
+    if (popped) /* the CPU's magazine counted it as a NOWAIT allocation: take that back, after
+                 * the WAIT count (release: a sum that sees this sees that, percpu.c) */
+        swfi_fetch_add_release_64(&c->x_slot_pops, UINT64_MAX);
     swfi_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
     swfi_mark_clear(obj);
     return obj;
@@ -124,18 +115,16 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
         swfi_fetch_add_relaxed_64(&c->x_fails_injected, 1);
         return swfi_fail_null("swf_cache_alloc", EAGAIN, "failure injected (swf_failslab)");
     }
-    bool claimed;
+    bool claimed, popped;
     struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
-    void *obj = take(c, ts);
+    void *obj = take(c, ts, &popped);
     if (obj == NULL)
         obj = swfi_take_shared(c, claimed ? ts : NULL, false);
-    if (obj != NULL && c->pcpu)
-        count_pcpu(c, offsetof(struct swfi_tstate, pub.x_allocs_nowait));
-    else if (obj != NULL)
+    if (obj != NULL && !popped)
         count_alloc(c, ts, mode);
-    else if (ts != NULL)
+    else if (obj == NULL && ts != NULL)
         swfi_counter_add(&ts->x_fails_nowait, 1);
-    else
+    else if (obj == NULL)
         swfi_fetch_add_relaxed_64(&c->x_fails_nowait, 1);
     swfi_tstate_done(ts, claimed);
     if (obj == NULL)
@@ -147,43 +136,26 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
 
 void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
 {
-    /* The common case, as cache.h's inline path has it: a NOWAIT allocation, no injection
-     * configured, no full checks, and an object in this thread's loaded magazine (in the per-CPU
-     * mode, this CPU's). */
-    struct swfi_tstate *ts;
-    void *obj;
-    if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT &&
-                   swfi_load_relaxed_32(&c->owner.head.x_slow) == 0 &&
-                   (ts = swfi_tls_get(&c->owner)) != NULL)) {
-        struct swf_magazine_ *m = ts->pub.loaded;
-        if (SWF_LIKELY(m != NULL && m->n > 0))
-            obj = m->obj[--m->n];
-        else if (m != NULL || !swfi_pcpu_pop(c, &obj))
-            return alloc_slow(c, mode);
-        swfi_mark_clear(obj);
-        swfi_counter_add(&ts->pub.x_allocs_nowait, 1);
+    void *obj; /* the common case: cache.h's inline path, the same body */
+    if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT && swf_cache_alloc_try_(c, &obj, SWFI_ABORTS)))
         return obj;
-    }
     return alloc_slow(c, mode);
 }
 
 /* ---- free ----------------------------------------------------------------------------------- */
 
-/* The per-CPU mode's free: the check (the chunk the thread's state last freed into, else in full),
- * then this CPU's magazine, else the depot. */
+/* The per-CPU mode's free: the check (the chunk this thread last freed into, else in full), then
+ * this CPU's magazine (the push counts it, percpu.c), else the depot. */
 static int free_pcpu(struct swf_cache *c, void *obj)
 {
-    struct swfi_tstate *ts = pcpu_state(c);
-    if (ts == NULL || !swfi_free_ok(c, ts, obj))
-        swfi_free_check(c, ts, "swf_cache_free", obj);
+    if (!swfi_free_ok(c, obj))
+        swfi_free_check(c, NULL, "swf_cache_free", obj);
     swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
     swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
-    if (!swfi_pcpu_put(c, obj))
+    if (!swfi_pcpu_put(c, obj)) {
         swfi_put_unbound(c, &obj, 1);
-    if (ts != NULL)
-        swfi_counter_add(&ts->pub.x_frees, 1);
-    else
-        swfi_pcpu_count(c, true);
+        swfi_fetch_add_relaxed_64(&c->x_frees, 1);
+    }
     return 0;
 }
 
@@ -213,30 +185,11 @@ static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
 
 int swf_cache_free(struct swf_cache *c, void *obj)
 {
-    /* The common case: obj an object of the chunk this thread last freed into that does not carry
-     * the free mark (freecheck.c; with full checks on, no chunk is remembered, so every free takes
-     * the slow path), and room in this thread's loaded magazine (in the per-CPU mode, this
-     * CPU's; when that is full, a swap with an empty one from the depot). */
-    struct swfi_tstate *ts;
-    if (SWF_LIKELY(c != NULL && obj != NULL && (ts = swfi_tls_get(&c->owner)) != NULL &&
-                   swfi_free_ok(c, ts, obj))) {
-        struct swf_magazine_ *m = ts->pub.loaded;
-        if (SWF_LIKELY(m != NULL && m->n < SWF_CACHE_MAGAZINE)) {
-            /* n read before the mark's store, which the compiler cannot tell apart from it */
-            uint32_t n = m->n;
-            swfi_mark_free(c, obj);
-            m->obj[n] = obj;
-            m->n = n + 1;
-        } else if (m != NULL) {
-            return free_slow(c, obj);
-        } else {
-            swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
-            if (!swfi_pcpu_put(c, obj))
-                swfi_put_unbound(c, &obj, 1);
-        }
-        swfi_counter_add(&ts->pub.x_frees, 1);
+    /* The common case: cache.h's inline path, the same body (obj of the chunk this thread last
+     * freed into, not marked; with full checks on, no chunk is remembered, so every free takes
+     * the slow path), with room in the magazine. */
+    if (SWF_LIKELY(c != NULL && obj != NULL && swf_cache_free_try_(c, obj, SWFI_ABORTS)))
         return 0;
-    }
     return free_slow(c, obj);
 }
 
@@ -288,8 +241,10 @@ static size_t take_bulk_bound(struct swf_cache *c, struct swfi_tstate *ts, void 
 }
 
 /* The same for a thread without a state (every thread, in the per-CPU mode): a magazine's worth
- * at a time, from this CPU's magazine first (per-CPU mode), else from the depot. */
-static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n, size_t nulls)
+ * at a time, from this CPU's magazine first (per-CPU mode: *popped counts those, which the
+ * magazine counted itself), else from the depot. */
+static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n, size_t nulls,
+                               size_t *popped)
 {
     size_t given = 0;
     void *buf[SWF_CACHE_MAGAZINE];
@@ -300,6 +255,7 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n, size_
         if (next == nbuf) {
             size_t want = nulls - given < SWF_CACHE_MAGAZINE ? nulls - given : SWF_CACHE_MAGAZINE;
             nbuf = c->pcpu ? swfi_pcpu_take_many(c, buf, (uint32_t)want) : 0;
+            *popped += nbuf;
             if (nbuf == 0 && (nbuf = swfi_take_unbound(c, buf, SWF_CACHE_MAGAZINE)) == 0)
                 break;
             next = 0;
@@ -318,8 +274,10 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n, size_
 static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls)
 {
     bool claimed;
+    size_t popped = 0; /* counted by this CPU's magazine */
     struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
-    size_t given = ts ? take_bulk_bound(c, ts, objs, n) : take_bulk_shared(c, objs, n, nulls);
+    size_t given =
+        ts ? take_bulk_bound(c, ts, objs, n) : take_bulk_shared(c, objs, n, nulls, &popped);
     for (size_t i = 0; given < nulls && i < n; i++) {
         if (objs[i] != NULL)
             continue;
@@ -333,7 +291,7 @@ static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls
         swfi_counter_add(&ts->x_fails_nowait, nulls - given);
         swfi_tstate_done(ts, claimed);
     } else {
-        swfi_fetch_add_relaxed_64(&c->x_allocs_nowait, given);
+        swfi_fetch_add_relaxed_64(&c->x_allocs_nowait, given - popped);
         swfi_fetch_add_relaxed_64(&c->x_fails_nowait, nulls - given);
     }
     return given;
@@ -374,14 +332,13 @@ size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void 
     return n - nulls + given;
 }
 
-/* Check the owner of objs[i .. end-1] (all non-NULL): cache.h's test against the chunk ts last
- * freed into, the map for the others (which makes their chunk the cached one). */
-static void owners_ok(struct swf_cache *c, struct swfi_tstate *ts, void *const *objs, size_t i,
-                      size_t end)
+/* Check the owner of objs[i .. end-1] (all non-NULL): cache.h's test against the chunk this
+ * thread last freed into, the map for the others (which makes their chunk the remembered one). */
+static void owners_ok(struct swf_cache *c, void *const *objs, size_t i, size_t end)
 {
     for (; i < end; i++)
-        if (SWF_UNLIKELY(!swfi_owned(c, ts, objs[i])))
-            swfi_owner_check(c, ts, "swf_cache_free_bulk", objs[i]);
+        if (SWF_UNLIKELY(!swfi_owned(c, objs[i])))
+            swfi_owner_check(c, "swf_cache_free_bulk", objs[i]);
 }
 
 /* Put a bound thread's non-NULL entries into its loaded magazine: whole runs checked (the owner
@@ -396,13 +353,13 @@ static uint64_t put_bulk_bound(struct swf_cache *c, struct swfi_tstate *ts, void
             struct swf_magazine_ *m = ts->pub.loaded;
             uint32_t room = SWF_CACHE_MAGAZINE - m->n;
             if (room == 0) {
-                owners_ok(c, ts, objs, i, i + 1);
+                owners_ok(c, objs, i, i + 1);
                 swfi_put_bound(c, ts, objs[i++]);
                 freed++;
                 continue;
             }
             uint32_t k = room < end - i ? room : (uint32_t)(end - i);
-            owners_ok(c, ts, objs, i, i + k);
+            owners_ok(c, objs, i, i + k);
             memcpy(&m->obj[m->n], &objs[i], k * sizeof(void *));
             m->n += k;
             i += k;
@@ -413,12 +370,13 @@ static uint64_t put_bulk_bound(struct swf_cache *c, struct swfi_tstate *ts, void
 }
 
 /* buf[0 .. n-1] to this CPU's magazine as far as it has room (per-CPU mode), the rest to the
- * depot. */
-static void put_shared(struct swf_cache *c, void *const *buf, uint32_t n)
+ * depot. Returns how many went to the depot: the magazine counted the others itself. */
+static uint32_t put_shared(struct swf_cache *c, void *const *buf, uint32_t n)
 {
     uint32_t kept = c->pcpu && n > 0 ? swfi_pcpu_put_many(c, buf, n) : 0;
     if (kept < n)
         swfi_put_unbound(c, buf + kept, n - kept);
+    return n - kept;
 }
 
 int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
@@ -435,29 +393,23 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
         swfi_tstate_done(ts, claimed);
         return 0;
     }
-    /* A thread without magazines (every thread, in the per-CPU mode: its state, if bound, has the
-     * chunk the owner check remembers): a magazine's worth at a time, to this CPU's magazine
-     * first (per-CPU mode), the rest to the depot. */
-    struct swfi_tstate *own = c->pcpu ? swfi_tls_get(&c->owner) : NULL;
+    /* A thread without magazines (every thread, in the per-CPU mode): a magazine's worth at a
+     * time, to this CPU's magazine first (per-CPU mode), the rest to the depot. */
     void *buf[SWF_CACHE_MAGAZINE];
     uint32_t nbuf = 0;
-    uint64_t freed = 0;
+    uint64_t to_depot = 0;
     for (size_t i = 0; i < n; i++) {
         if (objs[i] == NULL)
             continue;
-        if (own != NULL)
-            owners_ok(c, own, objs, i, i + 1);
-        else
-            swfi_owner_check(c, NULL, "swf_cache_free_bulk", objs[i]);
+        owners_ok(c, objs, i, i + 1);
         buf[nbuf++] = objs[i];
-        freed++;
         if (nbuf == SWF_CACHE_MAGAZINE) {
-            put_shared(c, buf, nbuf);
+            to_depot += put_shared(c, buf, nbuf);
             nbuf = 0;
         }
     }
-    put_shared(c, buf, nbuf);
-    swfi_fetch_add_relaxed_64(&c->x_frees, freed);
+    to_depot += put_shared(c, buf, nbuf);
+    swfi_fetch_add_relaxed_64(&c->x_frees, to_depot);
     return 0;
 }
 
@@ -688,7 +640,8 @@ int swf_cache_destroy(struct swf_cache *c)
         if (swfi_load_acquire_32(&c->x_users[who]) != 0)
             return swfi_fail(__func__, EBUSY, in_use[who]);
     struct swf_cache_stats s;
-    swf_cache_stats(c, &s);
+    if (!swfi_cache_stats(c, &s))
+        return swfi_fail(__func__, EBUSY, "another thread is moving the cache's magazines");
     if (s.alive != 0)
         return swfi_fail(__func__, EBUSY, "objects are alive (or awaiting a grace period)");
     swfi_tls_owner_unregister(&c->owner); /* waits for threads handing back their magazines */

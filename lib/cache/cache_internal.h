@@ -82,7 +82,7 @@
 #include "base/owner.h"
 #include "base/util.h"
 
-#define MAG_BLOCK_SHIFT 3         /* 8 magazines (4,224 bytes) per table block */
+#define MAG_BLOCK_SHIFT 3         /* 8 magazines (4,352 bytes) per table block */
 #ifndef SWF_MAG_BLOCKS_MAX        /* a test build lowers it (test/unit/cache_limits.c) */
 #define SWF_MAG_BLOCKS_MAX 524288 /* 4M magazines: 251M free objects at most */
 #endif
@@ -172,7 +172,7 @@ struct swf_cache {
     unsigned int huge_pages;
     unsigned int grow_threads;
     bool checks; /* full checks (cfg->checks, SWF_DEBUG=checks or a debug-check build) */
-    bool pcpu;   /* the per-CPU mode (percpu.c): per-CPU magazines, thread states hold counters */
+    bool pcpu;   /* the per-CPU mode (percpu.c): per-CPU magazines, no thread's own */
     char name[64];
 
     /* Each hot shared word on its own cache line. */
@@ -185,8 +185,6 @@ struct swf_cache {
     uint64_t x_loose_objs;
     struct swfi_istack ts_free __attribute__((aligned(64)));
     struct swfi_failslab_state fs __attribute__((aligned(64)));
-    struct swfi_pcpu_count *counts; /* per-CPU mode: counters of threads without a state; the
-                                      slots are the head's (owner.head.x_slots, .nslots) */
 
     /* Counters for work done without a thread state (and for deferred frees). */
     uint64_t x_allocs_nowait __attribute__((aligned(64)));
@@ -197,6 +195,11 @@ struct swf_cache {
     uint64_t x_frees;
     uint64_t x_deferred_queued;
     uint64_t x_deferred_done; /* release-added by the callback: its last touch of the cache */
+    /* Per-CPU mode: the pops and pushes the magazines' words counted, added here when a magazine
+     * leaves its slot (percpu.c); a WAIT allocation's pop is taken back from x_slot_pops. */
+    uint64_t x_slot_pops;
+    uint64_t x_slot_pushes;
+    uint32_t x_slot_moving; /* magazines swapped out of a slot and not yet folded (percpu.c) */
 
     struct swfi_itable mags;
     struct swfi_itable tstates;
@@ -405,14 +408,26 @@ void swfi_pcpu_fini(struct swf_cache *c);
 #define SWFI_ABORTS NULL
 #endif
 
+static inline bool swfi_pcpu_move(struct swf_cache *c, void **obj, int push)
+{
+#ifdef SWF_RSEQ_ABI_
+    uintptr_t *slots = swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots);
+    return slots != NULL && swf_cache_pcpu_move_(&c->owner.head, slots, obj, push, SWFI_ABORTS);
+#else
+    (void)c, (void)obj, (void)push;
+    return false;
+#endif
+}
+
+/* One object from (to) this CPU's magazine, counted there as an allocation (a free). */
 static inline bool swfi_pcpu_pop(struct swf_cache *c, void **obj)
 {
-    return swf_cache_pcpu_move_(&c->owner.head, obj, 0, SWFI_ABORTS);
+    return swfi_pcpu_move(c, obj, 0);
 }
 
 static inline bool swfi_pcpu_push(struct swf_cache *c, void *obj)
 {
-    return swf_cache_pcpu_move_(&c->owner.head, &obj, 1, SWFI_ABORTS);
+    return swfi_pcpu_move(c, &obj, 1);
 }
 
 /* An object from this CPU's magazine, refilled from the depot when empty; NULL when neither had
@@ -446,16 +461,12 @@ uint32_t swfi_pcpu_put_many(struct swf_cache *c, void *const *buf, uint32_t k);
  * call; nothing when the depot has no empty magazine or the thread moved meanwhile. */
 void swfi_pcpu_flush(struct swf_cache *c);
 
-/* Count a NOWAIT allocation (or a free) of a thread without a state: an atomic add on the
- * counter of the CPU it runs on (a line no other CPU writes, mostly), not on the cache's. */
-struct swfi_pcpu_count {
-    uint64_t allocs;
-    uint64_t frees;
-} __attribute__((aligned(64)));
-void swfi_pcpu_count(struct swf_cache *c, bool is_free);
-
-/* Add every CPU's counters to *allocs and *frees (stats). */
-void swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees);
+/* Add the per-CPU magazines' allocations and frees to *allocs and *frees (stats): those of
+ * the magazines in the slots now, by what their words moved since they went there, and those
+ * of the magazines that left. Lock-free. Returns whether the sum is a snapshot: no magazine
+ * moved between slots and the cache while it was read (exact when no thread is inside the
+ * cache); false after a few tries that saw them move, the sum then being the last try's. */
+bool swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees);
 
 /* The full checks' walk (validate.c, no thread inside the cache): check every CPU's magazine and
  * return how many objects they hold. */
@@ -541,19 +552,18 @@ uint8_t *swfi_obj_state(struct swf_cache *c, const void *obj);
 /* Set the head's free mark key and stride inverse (create; after the owner has its id). */
 void swfi_free_check_init(struct swf_cache *c);
 
-/* Whether obj is an object of the chunk ts last freed into and not marked free: cache.h's test,
- * the library's fast path. */
-static inline bool swfi_free_ok(const struct swf_cache *c, const struct swfi_tstate *ts,
-                                const void *obj)
+/* Whether obj is an object of the chunk this thread last freed into and not marked free:
+ * cache.h's test, the fast path's. */
+static inline bool swfi_free_ok(const struct swf_cache *c, const void *obj)
 {
-    return swf_cache_free_ok_(&c->owner.head, &ts->pub, obj);
+    return swf_cache_free_ok_(&c->owner.head, obj);
 }
 
-/* Whether obj is an object of the chunk ts last freed into (the bulk free's test: no mark). */
-static inline bool swfi_owned(const struct swf_cache *c, const struct swfi_tstate *ts,
-                              const void *obj)
+/* Whether obj is an object of the chunk this thread last freed into (the bulk free's test: no
+ * mark). */
+static inline bool swfi_owned(const struct swf_cache *c, const void *obj)
 {
-    return swf_cache_owned_(&c->owner.head, &ts->pub, obj);
+    return swf_cache_owned_(&c->owner.head, obj);
 }
 
 /* Mark obj free (a single free, before the object goes anywhere another thread can take it), and
@@ -571,12 +581,13 @@ static inline void swfi_mark_clear(void *obj)
 }
 
 /* The owner check of every free, in every build: abort naming fn unless obj is an object of c
- * (the map's chunk is c's, and obj is the start of one of its objects); then, when ts is not
- * NULL and the full checks are off, make the chunk ts's cached one. */
-void swfi_owner_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, const void *obj);
+ * (the map's chunk is c's, and obj is the start of one of its objects); then, when the full
+ * checks are off, make the chunk the one this thread's fast path tests (binding.h). */
+void swfi_owner_check(struct swf_cache *c, const char *fn, const void *obj);
 
-/* A single free's check: swfi_owner_check, then, when ts is not NULL and obj carries the free
- * mark, abort if obj is in ts's magazines (loaded or prev). Reads obj's first word only. */
+/* A single free's check: swfi_owner_check, then, when obj carries the free mark, abort if obj is
+ * in the magazines this free goes to: ts's (loaded or prev; none when ts is NULL), or, in the
+ * per-CPU mode, this CPU's. Reads obj's first word only. */
 void swfi_free_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, void *obj);
 
 /* Full checks: move obj from state `from` to `to` or abort naming fn. */
@@ -592,8 +603,10 @@ static inline void swfi_debug_transition(struct swf_cache *c, const char *fn, vo
 
 /* ---- stats.c --------------------------------------------------------------------------------- */
 
-/* Sum the counters into *out: swf_cache_stats without its argument checks. Lock-free. */
-void swfi_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
+/* Sum the counters into *out: swf_cache_stats without its argument checks. Lock-free. Returns
+ * false when the per-CPU magazines kept moving while it read them (swfi_pcpu_counts): a thread
+ * is inside the cache. */
+bool swfi_cache_stats(struct swf_cache *c, struct swf_cache_stats *out);
 
 /* ---- validate.c ------------------------------------------------------------------------------ */
 

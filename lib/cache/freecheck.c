@@ -5,8 +5,9 @@
  * What every free checks (swfi_owner_check): the chunk holding obj (chunkmap.c's map) belongs to
  * the cache it is freed into, and obj is the start of one of its objects - which rules out a
  * pointer from malloc, one into the middle of an object, and another cache's object, whatever its
- * size. A thread state remembers the last chunk it checked (cache.h: base, nobjs), so the common
- * free does only cache.h's test: a subtraction, a multiplication by the inverse of the stride's odd
+ * size. Each thread remembers the last chunk it checked and its cache (binding.h: chunk_owner,
+ * chunk_base, chunk_nobjs; no state for the cache needed), so the common free does only cache.h's
+ * test: a subtraction, a multiplication by the inverse of the stride's odd
  * part, a rotation and a compare, exact for any stride (n is a multiple of d = d' 2^k, d' odd, if
  * and only if rotr(n * inverse(d'), k) <= (2^64 - 1) / d, which is then n / d).
  *
@@ -81,20 +82,22 @@ static bool in_mag(const struct swf_magazine_ *m, const void *obj)
     return false;
 }
 
-void swfi_owner_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, const void *obj)
+void swfi_owner_check(struct swf_cache *c, const char *fn, const void *obj)
 {
     struct swfi_chunk *ch = swfi_dmap_lookup(obj);
     if (ch == NULL || ch->cache != c || swfi_obj_index(c, ch, obj) == ch->nobjs)
         not_ours(c, fn, ch, (void *)obj);
-    if (ts != NULL && !c->checks) { /* full checks: every free must reach them, none goes fast */
-        ts->pub.base = (uintptr_t)ch->base;
-        ts->pub.nobjs = ch->nobjs;
+    if (!c->checks) { /* full checks: every free must reach them, none goes fast */
+        struct swf_thread_ *t = &swf_thread_self_;
+        t->chunk_owner = c->owner.head.id;
+        t->chunk_base = (uintptr_t)ch->base;
+        t->chunk_nobjs = ch->nobjs;
     }
 }
 
 void swfi_free_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, void *obj)
 {
-    swfi_owner_check(c, ts, fn, obj);
+    swfi_owner_check(c, fn, obj);
     if (!swf_cache_marked_(&c->owner.head, obj))
         return;
     /* The magazines this free goes to: the thread's, or (per-CPU mode) its CPU's. */

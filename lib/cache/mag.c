@@ -153,8 +153,8 @@ void swfi_obj_validate(struct swf_cache *c, const char *fn, const void *obj, con
 void swfi_mag_validate(struct swf_cache *c, const struct swfi_magazine *m, const char *fn)
 {
     if (m->pub.n > SWF_CACHE_MAGAZINE)
-        swfi_die(fn, "cache '%s' is inconsistent: a magazine holds %u objects (at most %u)",
-                 c->name, m->pub.n, SWF_CACHE_MAGAZINE);
+        swfi_die(fn, "cache '%s' is inconsistent: a magazine holds %llu objects (at most %u)",
+                 c->name, (unsigned long long)m->pub.n, SWF_CACHE_MAGAZINE);
     for (uint32_t i = 0; c->checks && i < m->pub.n; i++) /* state bytes: the full checks' */
         swfi_obj_validate(c, fn, m->pub.obj[i], "a magazine");
 }

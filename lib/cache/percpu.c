@@ -25,8 +25,105 @@
 #include <string.h>
 
 _Static_assert(offsetof(struct swf_magazine_, n) == SWFI_RSEQ_MAG_N &&
-                   offsetof(struct swf_magazine_, obj) == SWFI_RSEQ_MAG_OBJ,
+                   offsetof(struct swf_magazine_, obj) == SWFI_RSEQ_MAG_OBJ &&
+                   SWF_CACHE_MAGAZINE <= SWF_RSEQ_N_MASK_,
                "the sequences' view of a magazine");
+
+/* ---- counting: every pop and push is an allocation or a free, counted in the magazine's word ----
+ *
+ * A sequence adds SWF_RSEQ_POP_STEP_ or SWF_RSEQ_PUSH_STEP_ to the word of the magazine it commits
+ * on (rseq_abi.h): the objects moved go up by one, n by minus or plus one. A magazine is armed as
+ * it goes into a slot (its word gets 1 + n in bits 6-11), so one load of its word gives n, the n
+ * it was armed with (n0) and the objects moved since: moved + (n - n0) = 2 pushes and
+ * moved - (n - n0) = 2 pops. It is folded once it has left its slot (or its slot is locked): no
+ * sequence can commit on it then, and its counts go to the cache's x_slot_pops and
+ * x_slot_pushes.
+ *
+ * The sum (stats) runs while other threads move magazines, and swf_cache_destroy trusts its
+ * alive == 0, so it must tell a snapshot from a sum torn by a move. A magazine swapped out of its
+ * slot is, until its fold, in no slot and not yet in the cache's counters: the swapper counts
+ * itself in x_slot_moving before the swap (a full fence, so that a sum that sees the new
+ * magazine in the slot sees the count too) and out after the fold (release). The sum reads
+ * x_slot_moving and the two counters, then the slots' words, then the three again; equal, with
+ * nothing moving, is a snapshot. A drain folds with every slot locked, the magazine still in its
+ * slot, so the counters change instead. */
+
+static uint64_t armed_word(uint64_t n)
+{
+    return n | ((n + 1) << SWF_RSEQ_N_BITS_);
+}
+
+/* The pops and pushes a magazine's word counted since it was armed (none when it is not). */
+static void moves_of(uint64_t word, uint64_t *pops, uint64_t *pushes)
+{
+    uint64_t n0 = (word >> SWF_RSEQ_N_BITS_) & SWF_RSEQ_N_MASK_;
+    uint64_t n = word & SWF_RSEQ_N_MASK_, moved = word >> SWF_RSEQ_MOVED_SHIFT_;
+    if (n0 == 0) { /* not armed: its counts, if any, were folded */
+        *pops = *pushes = 0;
+        return;
+    }
+    n0 -= 1;
+    *pushes = (moved + n - n0) / 2;
+    *pops = (moved + n0 - n) / 2;
+}
+
+/* m (out of reach of every sequence: it left its slot, or its slot is locked) gives its counts
+ * to the cache and is disarmed (its word back to n) or armed anew. */
+static void fold(struct swf_cache *c, struct swfi_magazine *m, bool rearm)
+{
+    uint64_t pops, pushes, n = m->pub.n & SWF_RSEQ_N_MASK_;
+    moves_of(m->pub.n, &pops, &pushes);
+    swfi_fetch_add_relaxed_64(&c->x_slot_pops, pops);
+    swfi_fetch_add_relaxed_64(&c->x_slot_pushes, pushes);
+    swfi_store_release_64(&m->pub.n, rearm ? armed_word(n) : n);
+}
+
+static void arm(struct swfi_magazine *m)
+{
+    m->pub.n = armed_word(m->pub.n); /* not yet in a slot: no reader counts it */
+}
+
+struct slot_counts {
+    uint32_t moving;
+    uint64_t pops, pushes;
+};
+
+static struct slot_counts folded(struct swf_cache *c)
+{
+    return (struct slot_counts){swfi_load_acquire_32(&c->x_slot_moving),
+                                swfi_load_acquire_64(&c->x_slot_pops),
+                                swfi_load_acquire_64(&c->x_slot_pushes)};
+}
+
+bool swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees)
+{
+    uintptr_t *slots = swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots);
+    uint64_t pops = 0, pushes = 0;
+    bool snapshot = false;
+    for (int tries = 0; tries < 4 && !snapshot; tries++) {
+        struct slot_counts before = folded(c);
+        pops = before.pops, pushes = before.pushes;
+        for (uint32_t i = 0; slots != NULL && i < c->owner.head.nslots; i++) {
+            uintptr_t seen = (uintptr_t)swfi_load_acquire_ptr((void *const *)&slots[i]);
+            const struct swfi_magazine *m =
+                (const struct swfi_magazine *)(seen & ~SWFI_RSEQ_LOCKED);
+            uint64_t p = 0, q = 0;
+            if (m != NULL)
+                moves_of(swfi_load_acquire_64(&m->pub.n), &p, &q);
+            pops += p;
+            pushes += q;
+        }
+        swfi_fence_acquire(); /* the second reading follows every load of the first */
+        struct slot_counts after = folded(c);
+        snapshot = before.moving == 0 && after.moving == 0 && before.pops == after.pops &&
+                   before.pushes == after.pushes;
+    }
+    *allocs += pops;
+    *frees += pushes;
+    return snapshot;
+}
+
+/* ---- the slots ------------------------------------------------------------------------------ */
 
 int swfi_pcpu_init(struct swf_cache *c)
 {
@@ -34,22 +131,21 @@ int swfi_pcpu_init(struct swf_cache *c)
         return 0;
     uint32_t n = c->owner.head.nslots;
     uintptr_t *slots = calloc(n, sizeof(*slots));
-    if (slots == NULL || (c->counts == NULL &&
-                          posix_memalign((void **)&c->counts, 64, n * sizeof(*c->counts)) != 0)) {
-        c->counts = NULL;
-        free(slots);
+    if (slots == NULL)
         return ENOMEM;
-    }
-    memset(c->counts, 0, n * sizeof(*c->counts));
     swfi_mags_reserve(c, n + SPARE_EMPTY_MAGS);
     for (uint32_t i = 0; i < n; i++) {
         struct swfi_magazine *m = swfi_depot_get_empty(c);
-        if (m == NULL) { /* all or none */
-            while (i > 0)
-                swfi_depot_put(c, (struct swfi_magazine *)slots[--i]);
+        if (m == NULL) {    /* all or none */
+            while (i > 0) { /* disarmed: back to n alone */
+                struct swfi_magazine *back = (struct swfi_magazine *)slots[--i];
+                back->pub.n &= SWF_RSEQ_N_MASK_;
+                swfi_depot_put(c, back);
+            }
             free(slots);
             return ENOMEM;
         }
+        arm(m);
         slots[i] = (uintptr_t)m;
     }
     /* Release: a NOWAIT call that acquires the array sees its magazines. */
@@ -61,8 +157,6 @@ void swfi_pcpu_fini(struct swf_cache *c)
 {
     free(c->owner.head.x_slots);
     c->owner.head.x_slots = NULL;
-    free(c->counts);
-    c->counts = NULL;
 }
 
 static uintptr_t *slots_of(struct swf_cache *c)
@@ -88,18 +182,25 @@ static void arm_thread(void)
 }
 
 /* Swap `fresh` into this CPU's slot if it still holds what the thread saw there; the magazine it
- * replaced goes to the depot. false (fresh back on the depot) when the slot changed, is locked,
- * or the thread moved meanwhile. */
+ * replaced goes to the depot, its counts folded. false (fresh back on the depot) when the slot
+ * changed, is locked, or the thread moved meanwhile. */
 static bool install(struct swf_cache *c, uintptr_t *slots, struct swfi_magazine *fresh,
                     uintptr_t seen)
 {
+    arm(fresh);
+    swfi_fetch_add_relaxed_32(&c->x_slot_moving, 1);
+    swfi_fence_seq_cst(); /* counted before the swap's store can be seen (the sum, above) */
     if (!(seen & SWFI_RSEQ_LOCKED) && seen != 0 &&
         swfi_rseq_swap(slots, c->owner.head.nslots, seen, (uintptr_t)fresh)) {
         /* No sequence can commit on it now: only a thread on this CPU could have seen it in the
          * slot, and any that was inside a sequence was aborted when this one ran. */
+        fold(c, (struct swfi_magazine *)seen, false);
+        swfi_fetch_sub_acq_rel_32(&c->x_slot_moving, 1); /* release: after the fold */
         swfi_depot_put(c, (struct swfi_magazine *)seen);
         return true;
     }
+    swfi_fetch_sub_acq_rel_32(&c->x_slot_moving, 1);
+    fresh->pub.n &= SWF_RSEQ_N_MASK_; /* disarmed: it never went in */
     swfi_depot_put(c, fresh);
     return false;
 }
@@ -190,46 +291,26 @@ void swfi_pcpu_flush(struct swf_cache *c)
     uintptr_t *slots = slots_of(c);
     uintptr_t seen = slots ? swfi_rseq_peek(slots, c->owner.head.nslots) : SWFI_RSEQ_LOCKED;
     if (seen & SWFI_RSEQ_LOCKED ||
-        swfi_load_relaxed_32(&((struct swfi_magazine *)seen)->pub.n) == 0)
+        (swfi_load_relaxed_64(&((struct swfi_magazine *)seen)->pub.n) & SWF_RSEQ_N_MASK_) == 0)
         return;
     struct swfi_magazine *empty = swfi_depot_get_empty(c);
     if (empty != NULL)
         (void)install(c, slots, empty, seen);
 }
 
-void swfi_pcpu_count(struct swf_cache *c, bool is_free)
-{
-    /* Any CPU's counter would do (the add is atomic): this CPU's, for locality. Acquire on the
-     * slots pairs with pcpu_init's release, which follows the counters' zeroing. Before the
-     * slots exist (a first use that ran out of memory), the cache's own counters. */
-    if (swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots) != NULL) {
-        uint32_t i = swfi_rseq_hint();
-        i = i < c->owner.head.nslots ? i : 0;
-        swfi_fetch_add_relaxed_64(is_free ? &c->counts[i].frees : &c->counts[i].allocs, 1);
-        return;
-    }
-    swfi_fetch_add_relaxed_64(is_free ? &c->x_frees : &c->x_allocs_nowait, 1);
-}
-
-void swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees)
-{
-    if (swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots) == NULL)
-        return;
-    for (uint32_t i = 0; i < c->owner.head.nslots; i++) {
-        *allocs += swfi_load_relaxed_64(&c->counts[i].allocs);
-        *frees += swfi_load_relaxed_64(&c->counts[i].frees);
-    }
-}
-
 uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn)
 {
     uint64_t objs = 0;
     for (uint32_t i = 0; c->owner.head.x_slots != NULL && i < c->owner.head.nslots; i++) {
-        const struct swfi_magazine *m =
-            (const struct swfi_magazine *)(c->owner.head.x_slots[i] & ~SWFI_RSEQ_LOCKED);
+        struct swfi_magazine *m =
+            (struct swfi_magazine *)(c->owner.head.x_slots[i] & ~SWFI_RSEQ_LOCKED);
         if (m != NULL) {
+            fold(c, m, true); /* no thread is inside the cache: the word holds n and n0 alone */
+            uint64_t armed = m->pub.n;
+            m->pub.n &= SWF_RSEQ_N_MASK_;
             swfi_mag_validate(c, m, fn);
             objs += m->pub.n;
+            m->pub.n = armed;
         }
     }
     return objs;
@@ -257,10 +338,13 @@ uint64_t swfi_pcpu_drain(struct swf_cache *c, const char **refused)
     for (uint32_t i = 0; i < n; i++) {
         uintptr_t word = (uintptr_t)swfi_load_acquire_ptr((void *const *)&slots[i]);
         struct swfi_magazine *m = (struct swfi_magazine *)(word & ~SWFI_RSEQ_LOCKED);
-        struct swfi_magazine *e = m != NULL && m->pub.n > 0 ? swfi_depot_get_empty(c) : NULL;
-        if (e != NULL) {
+        struct swfi_magazine *e =
+            m != NULL && (m->pub.n & SWF_RSEQ_N_MASK_) > 0 ? swfi_depot_get_empty(c) : NULL;
+        if (e != NULL) { /* locked: no sequence commits on m */
+            fold(c, m, false);
             moved += m->pub.n;
             swfi_depot_put(c, m);
+            arm(e);
             m = e;
         }
         /* Release: the next sequence on that CPU sees the magazine as we leave it. */

@@ -43,7 +43,7 @@ void swfi_pools_replenish(struct swf_cache *c)
 
 void swfi_tstate_release(struct swf_cache *c, struct swfi_tstate *ts)
 {
-    if (!c->pcpu) { /* the per-CPU mode's states have counters only */
+    if (!c->pcpu) { /* the per-CPU mode's states hold no magazines */
         swfi_depot_put(c, swfi_ts_loaded(ts));
         swfi_depot_put(c, swfi_ts_prev(ts));
     }
@@ -88,7 +88,8 @@ struct swfi_tstate *swfi_tstate_bind_locked(struct swf_cache *c)
      * its later NOWAIT calls on caches created since its last blocking call then bind too. */
     int err = swfi_tls_prepare(&c->owner);
     struct swfi_tstate *ts = swfi_tls_get(&c->owner);
-    if (c->pcpu) { /* bind for the counters (best effort); no magazines to give the caller */
+    if (c->pcpu) { /* bind as the per-thread mode does (best effort), with no magazines: the
+                    * per-CPU mode's calls need no state, so this one gives the caller none */
         if (ts == NULL && err == 0 && (!swfi_istack_empty(&c->ts_free) || make_tstates(c) == 0))
             (void)swfi_tstate_bind_nowait(c);
         return NULL;

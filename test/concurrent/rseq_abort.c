@@ -7,7 +7,9 @@
  * per-CPU magazines, and swap whole magazines with a spare pool; one thread keeps moving the
  * workers between CPUs, a 10 kHz interval timer sends the process SIGALRM, and a locker keeps
  * locking every slot (compare-and-swap plus membarrier's rseq fence) to look inside. At the end
- * the aborts counted must be above 0 and every object must be in exactly one place.
+ * the aborts counted must be above 0, every object must be in exactly one place, and the
+ * magazines' words must have counted every object moved exactly once (rseq_abi.h: the count
+ * above n's bits moves in the store that commits, so an aborted sequence counts nothing).
  */
 #include <errno.h>
 #include <sched.h>
@@ -27,10 +29,16 @@
 #define MAXHELD  4
 #define NOBJ_MAX 65536
 
-struct mag {
-    uint32_t link, n;
+struct mag { /* cache_abi.h's struct swf_magazine_, with room for CAP objects */
+    uint32_t link, unused;
+    uint64_t n; /* the word: n in its low bits, the objects moved from SWF_RSEQ_MOVED_SHIFT_ */
     void *obj[CAP];
 };
+
+static uint32_t held_by(const struct mag *m)
+{
+    return (uint32_t)(m->n & SWF_RSEQ_N_MASK_);
+}
 
 static uint32_t nslots;
 static uintptr_t *slots;
@@ -130,7 +138,7 @@ static void *locker(void *arg)
         for (uint32_t i = 0; i < nslots; i++) {
             uintptr_t word = __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
             struct mag *m = (struct mag *)(word & ~SWFI_RSEQ_LOCKED);
-            if (m == NULL || m->n > CAP)
+            if (m == NULL || held_by(m) > CAP)
                 atomic_fetch_add(&bad_seen, 1);
             __atomic_store_n(&slots[i], word & ~SWFI_RSEQ_LOCKED, __ATOMIC_RELEASE);
         }
@@ -218,11 +226,11 @@ int main(void)
     } while (0)
     for (uint32_t i = 0; i < nslots; i++) {
         struct mag *m = (struct mag *)slots[i];
-        for (uint32_t k = 0; k < m->n; k++, in_mags++)
+        for (uint32_t k = 0; k < held_by(m); k++, in_mags++)
             SEE(m->obj[k]);
     }
     for (size_t i = 0; i < npool; i++)
-        for (uint32_t k = 0; k < pool[i]->n; k++, in_mags++)
+        for (uint32_t k = 0; k < held_by(pool[i]); k++, in_mags++)
             SEE(pool[i]->obj[k]);
     for (int i = 0; i < nworkers; i++)
         for (int k = 0; k < ws[i].nheld; k++, held++)
@@ -230,6 +238,9 @@ int main(void)
     size_t missing = 0;
     for (size_t k = 0; k < nobj; k++)
         missing += seen[k] == 0;
+    uint64_t moved = 0; /* every magazine began with no count */
+    for (uint32_t i = 0; i < nslots + SPARES; i++)
+        moved += mags[i].n >> SWF_RSEQ_MOVED_SHIFT_;
 
     diag("%d workers on %ld CPUs, %u slots (%s): %llu pops, %llu pushes, %llu swaps, %llu lock "
          "rounds, %u moves, %llu aborts",
@@ -245,6 +256,9 @@ int main(void)
     ok(bad_seen == 0, "the locker always locked (the fence worked) and found a magazine within its "
                       "capacity");
     ok(pops - pushes == held, "pops - pushes = objects held by the workers");
+    ok(moved == pops + pushes,
+       "the magazines' words counted every object moved once (%llu, pops + pushes %llu)",
+       (unsigned long long)moved, (unsigned long long)(pops + pushes));
     free(ws);
     return tap_done();
 }

@@ -7,7 +7,8 @@
 # rseq area, so there the caches run their per-thread mode; here the aarch64 restartable
 # sequences run: the mode the process chose (rseq_mode, with a point that fails when the mode is
 # per-thread), the sequences under injected delays, migrations and a 10 kHz timer (rseq_abort),
-# cache.h's inline path (cache_inline_percpu), what each mode keeps (cache_percpu), and the cache's
+# cache.h's inline path (cache_inline_percpu) and its one body with the library's, counted in the
+# magazines' words (cache_one_body), what each mode keeps (cache_percpu), and the cache's
 # concurrent programs (cache_stress, cache_threads, cache_failslab_race, cache_destroy_race,
 # cache_carve_race) in the default, per-CPU mode.
 #
@@ -129,6 +130,7 @@ tests=(
   "rseq_static 60 rseq_static"
   "rseq_abort 120 SWF_PERCPU=1 rseq_abort"
   "cache_inline_percpu 120 SWF_PERCPU=1 cache_inline_percpu"
+  "cache_one_body 60 SWF_PERCPU=1 SWF_TEST_ONE_CPU=1 cache_one_body"
   "cache_percpu 60 SWF_PERCPU=1 cache_percpu"
   "cache_percpu_cpu_id 60 SWF_PERCPU=cpu_id cache_percpu"
   "cache_threads 120 cache_threads"
@@ -142,7 +144,7 @@ declare -A target=(
   [rseq_abort]=test/concurrent/rseq_abort [cache_inline_percpu]=test/concurrent/cache_inline_percpu
   [cache_percpu]=test/concurrent/cache_percpu [cache_threads]=test/concurrent/cache_threads
   [cache_stress]=test/concurrent/cache_stress [cache_failslab_race]=test/concurrent/cache_failslab_race
-  [cache_destroy_race]=test/concurrent/cache_destroy_race
+  [cache_destroy_race]=test/concurrent/cache_destroy_race [cache_one_body]=test/unit/cache_one_body
   [cache_carve_race]=test/concurrent/cache_carve_race
 )
 t0=$SECONDS
