@@ -23,30 +23,6 @@ static void update_slow(struct swf_cache *c)
 
 /* ---- allocation ----------------------------------------------------------------------------- */
 
-static void count_alloc(struct swf_cache *c, struct swfi_tstate *ts, enum swf_alloc_mode mode)
-{
-    if (ts != NULL)
-        swfi_counter_add(mode == SWF_NOWAIT ? &ts->pub.x_allocs_nowait : &ts->x_allocs_wait, 1);
-    else
-        swfi_fetch_add_relaxed_64(mode == SWF_NOWAIT ? &c->x_allocs_nowait : &c->x_allocs_wait, 1);
-}
-
-/* An object for a call: the thread's magazines if it has them; else, in the per-CPU mode, this
- * CPU's magazine (*popped: the pop counted it as a NOWAIT allocation, percpu.c), and then the
- * depot's shared path. */
-static void *take(struct swf_cache *c, struct swfi_tstate *ts, bool *popped)
-{
-    void *obj;
-    *popped = false;
-    if (ts != NULL)
-        return swfi_take_bound(c, ts);
-    if (c->pcpu && (obj = swfi_pcpu_take(c)) != NULL) { /* the per-CPU mode: this CPU's first */
-        *popped = true;
-        return obj;
-    }
-    return swfi_take_unbound(c, &obj, 1) ? obj : NULL;
-}
-
 /* Objects in batches sized in bytes: a quarter of the capacity, at most WAIT_BATCH_BYTES, at
  * least one magazine's worth where that fits in WAIT_BATCH_BYTES, and at least one object. */
 static size_t wait_batch(struct swf_cache *c)
@@ -65,26 +41,23 @@ static void *alloc_wait(struct swf_cache *c)
     pthread_mutex_lock(&c->refill_lock);
     struct swfi_tstate *ts = swfi_tstate_bind_locked(c);
     swfi_pools_replenish(c);
-    bool popped;
-    void *obj = take(c, ts, &popped);
+    void *obj = c->front->take_locked(c, ts);
     int err = 0;
     const char *why = NULL;
-    if (obj == NULL) /* what threads without a state of their own freed, before new memory */
-        obj = swfi_take_shared(c, NULL, false);
     if (obj == NULL) {
         err = swfi_map_objects(c, wait_batch(c)); /* a partial success still serves this call */
         why = c->map_why;
-        obj = take(c, ts, &popped);
+        obj = c->front->take_locked(c, ts);
     }
     /* At the limit (or out of memory): what other CPUs' magazines hold (a membarrier fence). */
     const char *refused = NULL;
-    if (obj == NULL && c->pcpu && swfi_pcpu_drain(c, &refused) > 0)
-        obj = take(c, ts, &popped);
+    if (obj == NULL && c->front->reclaim(c, &refused) > 0)
+        obj = c->front->take_locked(c, ts);
     pthread_mutex_unlock(&c->refill_lock);
     /* No memory to be had: the shared pairs that were in use a moment ago, waited for now that
      * the refill lock is free (their claimers may need to run first). */
-    if (obj == NULL)
-        obj = swfi_take_shared(c, NULL, true);
+    if (obj == NULL && (obj = swfi_take_shared(c, NULL, true)) != NULL)
+        swfi_count_alloc(c, ts, SWF_WAIT);
     if (obj == NULL) {
         swfi_fetch_add_relaxed_64(&c->x_fails_wait, 1);
         return swfi_fail_null("swf_cache_alloc", ENOMEM,
@@ -92,10 +65,6 @@ static void *alloc_wait(struct swf_cache *c)
                               : err                    ? why
                                                        : "no memory for this thread's magazines");
     }
-    count_alloc(c, ts, SWF_WAIT);
-    if (popped) /* the CPU's magazine counted it as a NOWAIT allocation: take that back, after
-                 * the WAIT count (release: a sum that sees this sees that, percpu.c) */
-        swfi_fetch_add_release_64(&c->x_slot_pops, UINT64_MAX);
     swfi_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
     swfi_mark_clear(obj);
     return obj;
@@ -115,18 +84,7 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
         swfi_fetch_add_relaxed_64(&c->x_fails_injected, 1);
         return swfi_fail_null("swf_cache_alloc", EAGAIN, "failure injected (swf_failslab)");
     }
-    bool claimed, popped;
-    struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
-    void *obj = take(c, ts, &popped);
-    if (obj == NULL)
-        obj = swfi_take_shared(c, claimed ? ts : NULL, false);
-    if (obj != NULL && !popped)
-        count_alloc(c, ts, mode);
-    else if (obj == NULL && ts != NULL)
-        swfi_counter_add(&ts->x_fails_nowait, 1);
-    else if (obj == NULL)
-        swfi_fetch_add_relaxed_64(&c->x_fails_nowait, 1);
-    swfi_tstate_done(ts, claimed);
+    void *obj = c->front->alloc(c);
     if (obj == NULL)
         return swfi_fail_null("swf_cache_alloc", EAGAIN, "no object ready for this thread");
     swfi_debug_transition(c, "swf_cache_alloc", obj, OBJ_FREE, OBJ_ALLOC);
@@ -144,42 +102,12 @@ void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
 
 /* ---- free ----------------------------------------------------------------------------------- */
 
-/* The per-CPU mode's free: the check (the chunk this thread last freed into, else in full), then
- * this CPU's magazine (the push counts it, percpu.c), else the depot. */
-static int free_pcpu(struct swf_cache *c, void *obj)
-{
-    if (!swfi_free_ok(c, obj))
-        swfi_free_check(c, NULL, "swf_cache_free", obj);
-    swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
-    swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
-    if (!swfi_pcpu_put(c, obj)) {
-        swfi_put_unbound(c, &obj, 1);
-        swfi_fetch_add_relaxed_64(&c->x_frees, 1);
-    }
-    return 0;
-}
-
 static __attribute__((noinline)) int free_slow(struct swf_cache *c, void *obj)
 {
     if (c == NULL)
         return swfi_fail("swf_cache_free", EINVAL, "c is NULL");
-    if (obj == NULL)
-        return 0;
-    if (c->pcpu)
-        return free_pcpu(c, obj);
-    bool claimed;
-    struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
-    swfi_free_check(c, ts, "swf_cache_free", obj);
-    swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
-    swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
-    if (ts == NULL) {
-        swfi_put_unbound(c, &obj, 1);
-        swfi_fetch_add_relaxed_64(&c->x_frees, 1);
-        return 0;
-    }
-    swfi_counter_add(&ts->pub.x_frees, 1);
-    swfi_put_bound(c, ts, obj);
-    swfi_tstate_done(ts, claimed);
+    if (obj != NULL)
+        c->front->free(c, obj);
     return 0;
 }
 
@@ -194,108 +122,6 @@ int swf_cache_free(struct swf_cache *c, void *obj)
 }
 
 /* ---- bulk ----------------------------------------------------------------------------------- */
-
-/* objs[i .. end-1] were just handed out: move their full checks' states. Their free marks stay
- * (a bulk allocation does not touch the objects; cache.h). */
-static void mark_given(struct swf_cache *c, void *const *objs, size_t i, size_t end)
-{
-    for (; c->checks && i < end; i++)
-        swfi_debug_transition(c, "swf_cache_alloc_bulk", objs[i], OBJ_FREE, OBJ_ALLOC);
-}
-
-/* The run of entries from i that are NULL (want_null) or not: one past its end. */
-static size_t run_end(void *const *objs, size_t i, size_t n, bool want_null)
-{
-    while (i < n && (objs[i] == NULL) == want_null)
-        i++;
-    return i;
-}
-
-/* Give a bound thread's objects to the NULL entries: whole runs copied from its loaded magazine,
- * which swfi_take_bound refills (prev, then a depot magazine) as it runs dry. */
-static size_t take_bulk_bound(struct swf_cache *c, struct swfi_tstate *ts, void **objs, size_t n)
-{
-    size_t given = 0;
-    for (size_t i = run_end(objs, 0, n, false); i < n; i = run_end(objs, i, n, false)) {
-        for (size_t end = run_end(objs, i, n, true); i < end;) {
-            struct swf_magazine_ *m = ts->pub.loaded;
-            if (m->n == 0) {
-                void *obj = swfi_take_bound(c, ts);
-                if (obj == NULL)
-                    return given;
-                objs[i] = obj;
-                mark_given(c, objs, i, i + 1);
-                i++;
-                given++;
-                continue;
-            }
-            uint32_t k = m->n < end - i ? m->n : (uint32_t)(end - i);
-            m->n -= k;
-            memcpy(&objs[i], &m->obj[m->n], k * sizeof(void *));
-            mark_given(c, objs, i, i + k);
-            i += k;
-            given += k;
-        }
-    }
-    return given;
-}
-
-/* The same for a thread without a state (every thread, in the per-CPU mode): a magazine's worth
- * at a time, from this CPU's magazine first (per-CPU mode: *popped counts those, which the
- * magazine counted itself), else from the depot. */
-static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n, size_t nulls,
-                               size_t *popped)
-{
-    size_t given = 0;
-    void *buf[SWF_CACHE_MAGAZINE];
-    uint32_t nbuf = 0, next = 0; /* objects in buf not given yet: buf[next .. nbuf-1] */
-    for (size_t i = 0; i < n; i++) {
-        if (objs[i] != NULL)
-            continue;
-        if (next == nbuf) {
-            size_t want = nulls - given < SWF_CACHE_MAGAZINE ? nulls - given : SWF_CACHE_MAGAZINE;
-            nbuf = c->pcpu ? swfi_pcpu_take_many(c, buf, (uint32_t)want) : 0;
-            *popped += nbuf;
-            if (nbuf == 0 && (nbuf = swfi_take_unbound(c, buf, SWF_CACHE_MAGAZINE)) == 0)
-                break;
-            next = 0;
-        }
-        objs[i] = buf[next++];
-        mark_given(c, objs, i, i + 1);
-        given++;
-    }
-    if (next < nbuf)
-        swfi_put_unbound(c, buf + next, nbuf - next); /* took more than needed: back */
-    return given;
-}
-
-/* NOWAIT objects for the `nulls` NULL entries of objs, no injection. Returns how many it gave;
- * the entries left NULL count as failed NOWAIT calls, as single calls would. */
-static size_t take_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls)
-{
-    bool claimed;
-    size_t popped = 0; /* counted by this CPU's magazine */
-    struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
-    size_t given =
-        ts ? take_bulk_bound(c, ts, objs, n) : take_bulk_shared(c, objs, n, nulls, &popped);
-    for (size_t i = 0; given < nulls && i < n; i++) {
-        if (objs[i] != NULL)
-            continue;
-        if ((objs[i] = swfi_take_shared(c, claimed ? ts : NULL, false)) == NULL)
-            break;
-        mark_given(c, objs, i, i + 1);
-        given++;
-    }
-    if (ts != NULL) {
-        swfi_counter_add(&ts->pub.x_allocs_nowait, given);
-        swfi_counter_add(&ts->x_fails_nowait, nulls - given);
-        swfi_tstate_done(ts, claimed);
-    } else {
-        swfi_fetch_add_relaxed_64(&c->x_allocs_nowait, given - popped);
-        swfi_fetch_add_relaxed_64(&c->x_fails_nowait, nulls - given);
-    }
-    return given;
-}
 
 /* An alloc_bulk failure: errno and the reason set, nothing to count. */
 static size_t bulk_fails(int err, const char *reason)
@@ -317,7 +143,7 @@ size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void 
         nulls += objs[i] == NULL;
     size_t given = 0;
     if (mode == SWF_NOWAIT && !(swfi_load_relaxed_32(&c->owner.head.x_slow) & SLOW_FAILSLAB)) {
-        given = take_bulk(c, objs, n, nulls);
+        given = c->front->alloc_bulk(c, objs, n, nulls);
     } else {
         /* WAIT, and NOWAIT under injection, one call per entry: injection numbers every call. */
         for (size_t i = 0; i < n; i++)
@@ -332,53 +158,6 @@ size_t swf_cache_alloc_bulk(struct swf_cache *c, enum swf_alloc_mode mode, void 
     return n - nulls + given;
 }
 
-/* Check the owner of objs[i .. end-1] (all non-NULL): cache.h's test against the chunk this
- * thread last freed into, the map for the others (which makes their chunk the remembered one). */
-static void owners_ok(struct swf_cache *c, void *const *objs, size_t i, size_t end)
-{
-    for (; i < end; i++)
-        if (SWF_UNLIKELY(!swfi_owned(c, objs[i])))
-            swfi_owner_check(c, "swf_cache_free_bulk", objs[i]);
-}
-
-/* Put a bound thread's non-NULL entries into its loaded magazine: whole runs checked (the owner
- * only: a bulk free writes no mark) and copied; swfi_put_bound makes room (prev, an empty depot
- * magazine) when it is full. Returns how many. */
-static uint64_t put_bulk_bound(struct swf_cache *c, struct swfi_tstate *ts, void *const *objs,
-                               size_t n)
-{
-    uint64_t freed = 0;
-    for (size_t i = run_end(objs, 0, n, true); i < n; i = run_end(objs, i, n, true)) {
-        for (size_t end = run_end(objs, i, n, false); i < end;) {
-            struct swf_magazine_ *m = ts->pub.loaded;
-            uint32_t room = SWF_CACHE_MAGAZINE - m->n;
-            if (room == 0) {
-                owners_ok(c, objs, i, i + 1);
-                swfi_put_bound(c, ts, objs[i++]);
-                freed++;
-                continue;
-            }
-            uint32_t k = room < end - i ? room : (uint32_t)(end - i);
-            owners_ok(c, objs, i, i + k);
-            memcpy(&m->obj[m->n], &objs[i], k * sizeof(void *));
-            m->n += k;
-            i += k;
-            freed += k;
-        }
-    }
-    return freed;
-}
-
-/* buf[0 .. n-1] to this CPU's magazine as far as it has room (per-CPU mode), the rest to the
- * depot. Returns how many went to the depot: the magazine counted the others itself. */
-static uint32_t put_shared(struct swf_cache *c, void *const *buf, uint32_t n)
-{
-    uint32_t kept = c->pcpu && n > 0 ? swfi_pcpu_put_many(c, buf, n) : 0;
-    if (kept < n)
-        swfi_put_unbound(c, buf + kept, n - kept);
-    return n - kept;
-}
-
 int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
@@ -386,30 +165,7 @@ int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
     for (size_t i = 0; c->checks && i < n; i++)
         if (objs[i] != NULL)
             swfi_debug_transition(c, "swf_cache_free_bulk", objs[i], OBJ_ALLOC, OBJ_FREE);
-    bool claimed;
-    struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
-    if (ts != NULL) {
-        swfi_counter_add(&ts->pub.x_frees, put_bulk_bound(c, ts, objs, n));
-        swfi_tstate_done(ts, claimed);
-        return 0;
-    }
-    /* A thread without magazines (every thread, in the per-CPU mode): a magazine's worth at a
-     * time, to this CPU's magazine first (per-CPU mode), the rest to the depot. */
-    void *buf[SWF_CACHE_MAGAZINE];
-    uint32_t nbuf = 0;
-    uint64_t to_depot = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (objs[i] == NULL)
-            continue;
-        owners_ok(c, objs, i, i + 1);
-        buf[nbuf++] = objs[i];
-        if (nbuf == SWF_CACHE_MAGAZINE) {
-            to_depot += put_shared(c, buf, nbuf);
-            nbuf = 0;
-        }
-    }
-    to_depot += put_shared(c, buf, nbuf);
-    swfi_fetch_add_relaxed_64(&c->x_frees, to_depot);
+    c->front->free_bulk(c, objs, n);
     return 0;
 }
 
@@ -458,7 +214,7 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     swfi_pools_replenish(c);
     uint64_t have = reachable_objects(c, ts);
     const char *refused = NULL; /* the drain was refused: the rest is mapped instead */
-    if (have < n && c->pcpu && swfi_pcpu_drain(c, &refused) > 0) /* every CPU's, to the depot */
+    if (have < n && c->front->reclaim(c, &refused) > 0) /* every CPU's, to the depot */
         have = reachable_objects(c, ts);
     uint64_t room = 0;
     if (have < n && ((err = swfi_map_check(c, (size_t)(n - have))) != 0 ||
@@ -472,7 +228,7 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
         return table_full(__func__, room);
     if (err != 0)
         return swfi_fail(__func__, err, why);
-    if (ts == NULL && !c->pcpu)
+    if (ts == NULL && c->front->needs_state)
         return swfi_fail(__func__, ENOMEM, "no memory for this thread's magazines");
     return 0;
 }
@@ -480,13 +236,7 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
 int swf_cache_flush(struct swf_cache *c)
 {
     SWF_CHECK_ARG(c == NULL, EINVAL, "c is NULL");
-    if (c->pcpu) { /* no thread holds any: this CPU's magazine goes to the depot */
-        swfi_pcpu_flush(c);
-        return 0;
-    }
-    struct swfi_tstate *ts = swfi_tls_unbind(&c->owner);
-    if (ts != NULL)
-        swfi_tstate_release(c, ts);
+    c->front->flush(c); /* the thread's magazines, or (per-CPU) its CPU's, to the depot */
     return 0;
 }
 
@@ -581,7 +331,8 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     c->huge_pages = cfg->huge_pages;
     c->grow_threads = cfg->grow_threads ? cfg->grow_threads : 1;
     c->checks = cfg->checks || swfi_checks_all();
-    c->pcpu = swfi_rseq_mode() != SWFI_RSEQ_OFF; /* decided once per process */
+    c->pcpu = swfi_rseq_mode() != SWFI_RSEQ_OFF;                /* decided once per process */
+    c->front = c->pcpu ? &swfi_front_pcpu : &swfi_front_thread; /* the one choice of the mode */
     c->owner.head.nslots = swfi_rseq_slots();
     swfi_free_check_init(c);
     snprintf(c->name, sizeof(c->name), "%s", cfg->name ? cfg->name : "");

@@ -18,11 +18,13 @@
  *   stats.c     the counters summed (swf_cache_stats)
  *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back,
  *               and the fork hooks
- *   policy.c    the order in which an allocation seeks a free object and a free puts one
+ *   policy.c    the order in which an allocation seeks a free object and a free puts one, as
+ *               one front end per mode (struct swfi_front), chosen at create
  *   validate.c  the full checks' recount of the conservation equations below
  *   deferred.c  frees after an epoch grace period
  *   failslab.c  failure injection (failslab.h)
- *   cache.c     the public entry points: the alloc and free fast paths, grow, flush, limits,
+ *   cache.c     the public entry points: the alloc and free fast paths (cache_abi.h's body),
+ *               argument checks and injection, then the front end; grow, flush, limits,
  *               statistics, create and destroy
  *
  * Where a free object can be, and who may touch it there:
@@ -173,6 +175,7 @@ struct swf_cache {
     unsigned int grow_threads;
     bool checks; /* full checks (cfg->checks, SWF_DEBUG=checks or a debug-check build) */
     bool pcpu;   /* the per-CPU mode (percpu.c): per-CPU magazines, no thread's own */
+    const struct swfi_front *front; /* the mode's (policy.c), chosen at create */
     char name[64];
 
     /* Each hot shared word on its own cache line. */
@@ -327,6 +330,43 @@ void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n);
  * under refill_lock), it waits out each state's current claimer in short sleeps, so NULL means
  * none had one. */
 void *swfi_take_shared(struct swf_cache *c, struct swfi_tstate *held, bool wait);
+
+/* Count a successful allocation: in ts (a bound or claimed state), else in the cache. */
+void swfi_count_alloc(struct swf_cache *c, struct swfi_tstate *ts, enum swf_alloc_mode mode);
+
+/*
+ * A cache's front end: the slow halves of the calls that cache.h's inline path could not serve,
+ * each in its mode's order (above). Two, chosen once at create (c->front): swfi_front_thread
+ * (per-thread magazines, shared states, the depot) and swfi_front_pcpu (per-CPU magazines, then
+ * the depot). The public entry points (cache.c) check arguments, inject failures and move the
+ * full checks' states, and call through it; none tests the mode.
+ */
+struct swfi_front {
+    /* A NOWAIT allocation (injection decided): the object, counted, or NULL, counted as a
+     * failure. Lock-free. */
+    void *(*alloc)(struct swf_cache *c);
+    /* Under refill_lock, for a WAIT allocation by the thread whose state is ts (NULL: none): an
+     * object counted as a WAIT allocation, or NULL. Lock-free itself. */
+    void *(*take_locked)(struct swf_cache *c, struct swfi_tstate *ts);
+    /* Under refill_lock, when the cache can map no more: the other CPUs' objects to the depot.
+     * How many moved; 0 and *refused set when the kernel refused the fence. Blocking. */
+    uint64_t (*reclaim)(struct swf_cache *c, const char **refused);
+    /* A single free of a non-NULL obj: checked, its full checks' state moved, marked, put,
+     * counted. Lock-free. */
+    void (*free)(struct swf_cache *c, void *obj);
+    /* NOWAIT objects for the `nulls` NULL entries of objs[0 .. n-1], no injection; the entries
+     * left NULL count as failed NOWAIT calls. Returns how many it gave. Lock-free. */
+    size_t (*alloc_bulk)(struct swf_cache *c, void **objs, size_t n, size_t nulls);
+    /* The non-NULL entries (full checks' states moved by the caller): owners checked, put,
+     * counted. Lock-free. */
+    void (*free_bulk)(struct swf_cache *c, void *const *objs, size_t n);
+    /* The objects the calling thread holds (its CPU's, per-CPU) to the depot. Lock-free. */
+    void (*flush)(struct swf_cache *c);
+    /* Whether a thread needs a state of its own for what grow promises (its magazines). */
+    bool needs_state;
+};
+
+extern const struct swfi_front swfi_front_thread, swfi_front_pcpu;
 
 /* ---- loose.c --------------------------------------------------------------------------------- */
 

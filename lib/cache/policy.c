@@ -42,10 +42,16 @@
  * thread with no state. Only the blocking paths reach the other CPUs' magazines
  * (swfi_pcpu_drain).
  *
+ * Each mode's order is one front end at the end of this file (struct swfi_front: the slow halves
+ * of every call that cache.h's inline path could not serve), chosen once when the cache is
+ * created; the public entry points (cache.c) call through it and never test the mode.
+ *
  * Every step is lock-free (the stacks' CAS, the bump index's CAS, the loose list's exchange), O(1)
  * per object save the spreading of a loose list, which moves each object once.
  */
 #include "cache/cache_internal.h"
+
+#include <string.h>
 
 /* ---- a bound thread ------------------------------------------------------------------------- */
 
@@ -162,3 +168,343 @@ void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n)
         swfi_depot_put(c, m);
     }
 }
+
+/* ---- the front ends: one per mode, each the order above for its calls ----------------------- */
+
+void swfi_count_alloc(struct swf_cache *c, struct swfi_tstate *ts, enum swf_alloc_mode mode)
+{
+    if (ts != NULL)
+        swfi_counter_add(mode == SWF_NOWAIT ? &ts->pub.x_allocs_nowait : &ts->x_allocs_wait, 1);
+    else
+        swfi_fetch_add_relaxed_64(mode == SWF_NOWAIT ? &c->x_allocs_nowait : &c->x_allocs_wait, 1);
+}
+
+static void count_fail(struct swf_cache *c, struct swfi_tstate *ts)
+{
+    if (ts != NULL)
+        swfi_counter_add(&ts->x_fails_nowait, 1);
+    else
+        swfi_fetch_add_relaxed_64(&c->x_fails_nowait, 1);
+}
+
+static void *take_one_unbound(struct swf_cache *c)
+{
+    void *obj;
+    return swfi_take_unbound(c, &obj, 1) ? obj : NULL;
+}
+
+/* objs[i .. end-1] were just handed out: move their full checks' states. Their free marks stay
+ * (a bulk allocation does not touch the objects; cache.h). */
+static void mark_given(struct swf_cache *c, void *const *objs, size_t i, size_t end)
+{
+    for (; c->checks && i < end; i++)
+        swfi_debug_transition(c, "swf_cache_alloc_bulk", objs[i], OBJ_FREE, OBJ_ALLOC);
+}
+
+/* The run of entries from i that are NULL (want_null) or not: one past its end. */
+static size_t run_end(void *const *objs, size_t i, size_t n, bool want_null)
+{
+    while (i < n && (objs[i] == NULL) == want_null)
+        i++;
+    return i;
+}
+
+/* Check the owner of objs[i .. end-1] (all non-NULL): cache.h's test against the chunk this
+ * thread last freed into, the map for the others (which makes their chunk the remembered one). */
+static void owners_ok(struct swf_cache *c, void *const *objs, size_t i, size_t end)
+{
+    for (; i < end; i++)
+        if (SWF_UNLIKELY(!swfi_owned(c, objs[i])))
+            swfi_owner_check(c, "swf_cache_free_bulk", objs[i]);
+}
+
+/* A thread without magazines of its own (every thread, in the per-CPU mode): NOWAIT objects for
+ * the NULL entries, a magazine's worth at a time, from this CPU's magazine first when from_cpu
+ * (*popped counts those: the magazine counted them itself), else from the depot. */
+static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n, size_t nulls,
+                               bool from_cpu, size_t *popped)
+{
+    size_t given = 0;
+    void *buf[SWF_CACHE_MAGAZINE];
+    uint32_t nbuf = 0, next = 0; /* objects in buf not given yet: buf[next .. nbuf-1] */
+    for (size_t i = 0; i < n; i++) {
+        if (objs[i] != NULL)
+            continue;
+        if (next == nbuf) {
+            size_t want = nulls - given < SWF_CACHE_MAGAZINE ? nulls - given : SWF_CACHE_MAGAZINE;
+            nbuf = from_cpu ? swfi_pcpu_take_many(c, buf, (uint32_t)want) : 0;
+            *popped += nbuf;
+            if (nbuf == 0 && (nbuf = swfi_take_unbound(c, buf, SWF_CACHE_MAGAZINE)) == 0)
+                break;
+            next = 0;
+        }
+        objs[i] = buf[next++];
+        mark_given(c, objs, i, i + 1);
+        given++;
+    }
+    if (next < nbuf)
+        swfi_put_unbound(c, buf + next, nbuf - next); /* took more than needed: back */
+    return given;
+}
+
+/* The same thread's frees: owners checked, a magazine's worth at a time, to this CPU's magazine
+ * first when to_cpu (it counts those itself), the rest to the depot, counted here. */
+static void put_bulk_shared(struct swf_cache *c, void *const *objs, size_t n, bool to_cpu)
+{
+    void *buf[SWF_CACHE_MAGAZINE];
+    uint32_t nbuf = 0;
+    uint64_t to_depot = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && objs[i] == NULL)
+            continue;
+        if (i < n) {
+            owners_ok(c, objs, i, i + 1);
+            buf[nbuf++] = objs[i];
+        }
+        if (nbuf == SWF_CACHE_MAGAZINE || (i == n && nbuf > 0)) {
+            uint32_t kept = to_cpu ? swfi_pcpu_put_many(c, buf, nbuf) : 0;
+            if (kept < nbuf)
+                swfi_put_unbound(c, buf + kept, nbuf - kept);
+            to_depot += nbuf - kept;
+            nbuf = 0;
+        }
+    }
+    swfi_fetch_add_relaxed_64(&c->x_frees, to_depot);
+}
+
+/* -- per-thread: the thread's own magazines, else a shared state claimed for the call, else the
+ * depot; the shared states before giving up. */
+
+static void *thread_alloc(struct swf_cache *c)
+{
+    bool claimed;
+    struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
+    void *obj = ts != NULL ? swfi_take_bound(c, ts) : take_one_unbound(c);
+    if (obj == NULL)
+        obj = swfi_take_shared(c, claimed ? ts : NULL, false);
+    if (obj != NULL)
+        swfi_count_alloc(c, ts, SWF_NOWAIT);
+    else
+        count_fail(c, ts);
+    swfi_tstate_done(ts, claimed);
+    return obj;
+}
+
+static void *thread_take_locked(struct swf_cache *c, struct swfi_tstate *ts)
+{
+    void *obj = ts != NULL ? swfi_take_bound(c, ts) : take_one_unbound(c);
+    if (obj == NULL) /* what threads without a state of their own freed, before new memory */
+        obj = swfi_take_shared(c, NULL, false);
+    if (obj != NULL)
+        swfi_count_alloc(c, ts, SWF_WAIT);
+    return obj;
+}
+
+static uint64_t thread_reclaim(struct swf_cache *c, const char **refused)
+{
+    (void)c, (void)refused; /* every object out of reach is a thread's own, until it flushes */
+    return 0;
+}
+
+static void thread_free(struct swf_cache *c, void *obj)
+{
+    bool claimed;
+    struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
+    swfi_free_check(c, ts, "swf_cache_free", obj);
+    swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+    swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
+    if (ts == NULL) {
+        swfi_put_unbound(c, &obj, 1);
+        swfi_fetch_add_relaxed_64(&c->x_frees, 1);
+        return;
+    }
+    swfi_counter_add(&ts->pub.x_frees, 1);
+    swfi_put_bound(c, ts, obj);
+    swfi_tstate_done(ts, claimed);
+}
+
+/* Give a bound thread's objects to the NULL entries: whole runs copied from its loaded magazine,
+ * which swfi_take_bound refills (prev, then a depot magazine) as it runs dry. */
+static size_t take_bulk_bound(struct swf_cache *c, struct swfi_tstate *ts, void **objs, size_t n)
+{
+    size_t given = 0;
+    for (size_t i = run_end(objs, 0, n, false); i < n; i = run_end(objs, i, n, false)) {
+        for (size_t end = run_end(objs, i, n, true); i < end;) {
+            struct swf_magazine_ *m = ts->pub.loaded;
+            if (m->n == 0) {
+                void *obj = swfi_take_bound(c, ts);
+                if (obj == NULL)
+                    return given;
+                objs[i] = obj;
+                mark_given(c, objs, i, i + 1);
+                i++;
+                given++;
+                continue;
+            }
+            uint32_t k = m->n < end - i ? (uint32_t)m->n : (uint32_t)(end - i);
+            m->n -= k;
+            memcpy(&objs[i], &m->obj[m->n], k * sizeof(void *));
+            mark_given(c, objs, i, i + k);
+            i += k;
+            given += k;
+        }
+    }
+    return given;
+}
+
+static size_t thread_alloc_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls)
+{
+    bool claimed;
+    size_t popped = 0; /* none: no CPU magazines */
+    struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
+    size_t given =
+        ts ? take_bulk_bound(c, ts, objs, n) : take_bulk_shared(c, objs, n, nulls, false, &popped);
+    for (size_t i = 0; given < nulls && i < n; i++) {
+        if (objs[i] != NULL)
+            continue;
+        if ((objs[i] = swfi_take_shared(c, claimed ? ts : NULL, false)) == NULL)
+            break;
+        mark_given(c, objs, i, i + 1);
+        given++;
+    }
+    if (ts != NULL) {
+        swfi_counter_add(&ts->pub.x_allocs_nowait, given);
+        swfi_counter_add(&ts->x_fails_nowait, nulls - given);
+        swfi_tstate_done(ts, claimed);
+    } else {
+        swfi_fetch_add_relaxed_64(&c->x_allocs_nowait, given);
+        swfi_fetch_add_relaxed_64(&c->x_fails_nowait, nulls - given);
+    }
+    return given;
+}
+
+/* Put a bound thread's non-NULL entries into its loaded magazine: whole runs checked (the owner
+ * only: a bulk free writes no mark) and copied; swfi_put_bound makes room (prev, an empty depot
+ * magazine) when it is full. Returns how many. */
+static uint64_t put_bulk_bound(struct swf_cache *c, struct swfi_tstate *ts, void *const *objs,
+                               size_t n)
+{
+    uint64_t freed = 0;
+    for (size_t i = run_end(objs, 0, n, true); i < n; i = run_end(objs, i, n, true)) {
+        for (size_t end = run_end(objs, i, n, false); i < end;) {
+            struct swf_magazine_ *m = ts->pub.loaded;
+            uint32_t room = SWF_CACHE_MAGAZINE - (uint32_t)m->n;
+            if (room == 0) {
+                owners_ok(c, objs, i, i + 1);
+                swfi_put_bound(c, ts, objs[i++]);
+                freed++;
+                continue;
+            }
+            uint32_t k = room < end - i ? room : (uint32_t)(end - i);
+            owners_ok(c, objs, i, i + k);
+            memcpy(&m->obj[m->n], &objs[i], k * sizeof(void *));
+            m->n += k;
+            i += k;
+            freed += k;
+        }
+    }
+    return freed;
+}
+
+static void thread_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
+{
+    bool claimed;
+    struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
+    if (ts == NULL) {
+        put_bulk_shared(c, objs, n, false);
+        return;
+    }
+    swfi_counter_add(&ts->pub.x_frees, put_bulk_bound(c, ts, objs, n));
+    swfi_tstate_done(ts, claimed);
+}
+
+static void thread_flush(struct swf_cache *c)
+{
+    struct swfi_tstate *ts = swfi_tls_unbind(&c->owner);
+    if (ts != NULL)
+        swfi_tstate_release(c, ts);
+}
+
+const struct swfi_front swfi_front_thread = {
+    .alloc = thread_alloc,
+    .take_locked = thread_take_locked,
+    .reclaim = thread_reclaim,
+    .free = thread_free,
+    .alloc_bulk = thread_alloc_bulk,
+    .free_bulk = thread_free_bulk,
+    .flush = thread_flush,
+    .needs_state = true,
+};
+
+/* -- per-CPU: this CPU's magazine (its pops and pushes count themselves, percpu.c), else the
+ * depot as a thread with no state; the other CPUs' magazines on the blocking paths only. */
+
+static void *pcpu_alloc(struct swf_cache *c)
+{
+    void *obj = swfi_pcpu_take(c);
+    if (obj != NULL)
+        return obj;
+    if ((obj = take_one_unbound(c)) != NULL)
+        swfi_count_alloc(c, NULL, SWF_NOWAIT);
+    else
+        count_fail(c, NULL);
+    return obj;
+}
+
+static void *pcpu_take_locked(struct swf_cache *c, struct swfi_tstate *ts)
+{
+    (void)ts; /* a state of the per-CPU mode holds no magazine */
+    void *obj = swfi_pcpu_take(c);
+    if (obj != NULL) {
+        /* The CPU's magazine counted it as a NOWAIT allocation: take that back, after the WAIT
+         * count (release: a sum that sees this sees that, percpu.c). */
+        swfi_count_alloc(c, NULL, SWF_WAIT);
+        swfi_fetch_add_release_64(&c->x_slot_pops, UINT64_MAX);
+        return obj;
+    }
+    if ((obj = take_one_unbound(c)) != NULL)
+        swfi_count_alloc(c, NULL, SWF_WAIT);
+    return obj;
+}
+
+static uint64_t pcpu_reclaim(struct swf_cache *c, const char **refused)
+{
+    return swfi_pcpu_drain(c, refused);
+}
+
+static void pcpu_free(struct swf_cache *c, void *obj)
+{
+    if (!swfi_free_ok(c, obj))
+        swfi_free_check(c, NULL, "swf_cache_free", obj);
+    swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+    swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
+    if (!swfi_pcpu_put(c, obj)) {
+        swfi_put_unbound(c, &obj, 1);
+        swfi_fetch_add_relaxed_64(&c->x_frees, 1);
+    }
+}
+
+static size_t pcpu_alloc_bulk(struct swf_cache *c, void **objs, size_t n, size_t nulls)
+{
+    size_t popped = 0; /* counted by this CPU's magazine */
+    size_t given = take_bulk_shared(c, objs, n, nulls, true, &popped);
+    swfi_fetch_add_relaxed_64(&c->x_allocs_nowait, given - popped);
+    swfi_fetch_add_relaxed_64(&c->x_fails_nowait, nulls - given);
+    return given;
+}
+
+static void pcpu_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
+{
+    put_bulk_shared(c, objs, n, true);
+}
+
+const struct swfi_front swfi_front_pcpu = {
+    .alloc = pcpu_alloc,
+    .take_locked = pcpu_take_locked,
+    .reclaim = pcpu_reclaim,
+    .free = pcpu_free,
+    .alloc_bulk = pcpu_alloc_bulk,
+    .free_bulk = pcpu_free_bulk,
+    .flush = swfi_pcpu_flush,
+    .needs_state = false,
+};

@@ -43,7 +43,7 @@ void swfi_pools_replenish(struct swf_cache *c)
 
 void swfi_tstate_release(struct swf_cache *c, struct swfi_tstate *ts)
 {
-    if (!c->pcpu) { /* the per-CPU mode's states hold no magazines */
+    if (ts->pub.loaded != NULL) { /* the per-CPU mode's states hold no magazines */
         swfi_depot_put(c, swfi_ts_loaded(ts));
         swfi_depot_put(c, swfi_ts_prev(ts));
     }
@@ -187,9 +187,7 @@ static struct swfi_tstate *claim_shared(struct swf_cache *c)
 
 struct swfi_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed)
 {
-    *claimed = false;
-    if (c->pcpu) /* no thread magazines in the per-CPU mode */
-        return NULL;
+    *claimed = false; /* the per-thread mode's front end (policy.c) is the only caller */
     struct swfi_tstate *ts = swfi_tls_get(&c->owner);
     if (ts == NULL)
         ts = swfi_tstate_bind_nowait(c);
