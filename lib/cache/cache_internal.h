@@ -13,6 +13,7 @@
  *               into magazines
  *   chunk.c     mapping and preparing memory for objects, and carving objects from it
  *   percpu.c    the per-CPU mode's magazines: one per CPU in the slot array, moved by rseq
+ *               (seq.h: the sequences, which know the magazine's layout)
  *   freecheck.c the always-on check of every free, the free mark's double-free check, and the
  *               full checks' state moves
  *   stats.c     the counters summed (swf_cache_stats)

@@ -19,6 +19,7 @@
  * those objects wait in their magazines for a thread that runs on that CPU.
  */
 #include "cache/cache_internal.h"
+#include "cache/seq.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/rseq.h"
+#include "cache/seq.h"
 #include "../common/tap.h"
 
 #ifdef SWF_RSEQ
