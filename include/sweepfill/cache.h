@@ -94,10 +94,13 @@ enum swf_huge_pages {
     /* Chunks of objects of a page or more, and chunks for 2 MiB of objects or more (a grow of
      * 32,768 objects of 64 bytes), are mapped 2 MiB-aligned with madvise(MADV_HUGEPAGE), in whole
      * huge pages whose slack holds more objects, when the system's transparent huge pages are
-     * "always" or "madvise"; smaller ones with base pages: in whole pages for a cache's first
+     * "always" or "madvise" and the host prepares them about as fast as base pages; smaller ones,
+     * and all where the host does not, with base pages: in whole pages for a cache's first
      * chunk, in units of 4 pages (at most 64 KiB) for its second, and in 64 KiB units after that.
-     * The kernel may still back huge ones with base pages (fragmentation): stats.huge_bytes
-     * tells. */
+     * How fast is measured once per process, at the first chunk that would get huge pages: 4 MiB
+     * prepared each way three times, alternated; base pages are chosen when the fastest of them
+     * beat the fastest huge pages by more than 1.25 times (stats.huge_choice tells which). The
+     * kernel may still back huge ones with base pages (fragmentation): stats.huge_bytes tells. */
     SWF_HUGE_PAGES_AUTO = 0,
     /* Base pages only (no MADV_HUGEPAGE, and MADV_NOHUGEPAGE so that "always" does not apply). */
     SWF_HUGE_PAGES_OFF = 1,
@@ -150,7 +153,10 @@ struct swf_cache_stats {
                                   huge pages when it was prepared (from the page tables:
                                   PAGEMAP_SCAN, or /proc/self/smaps where the kernel lacks it) */
     uint64_t percpu;           /* 1: the per-CPU mode (swf_cache_percpu), 0: per-thread */
-    uint64_t reserved[6];      /* zero; later versions may fill them */
+    uint64_t huge_choice;      /* SWF_HUGE_PAGES_AUTO's measured choice, the same for the whole
+                                  process: 0 not measured yet (no chunk needed it), 1 huge
+                                  pages, 2 base pages */
+    uint64_t reserved[5];      /* zero; later versions may fill them */
 };
 
 /*

@@ -539,6 +539,11 @@ char *swfi_map_prepared(size_t bytes, size_t align, const struct swfi_prep *how,
 /* Whether the system's transparent huge pages are "always" or "madvise". */
 bool swfi_thp_available(void);
 
+/* SWF_HUGE_PAGES_AUTO's choice for this process (chunk.c measures it at the first chunk that
+ * would use huge pages): not measured yet, huge pages, or base pages. */
+enum swfi_thp_choice { SWFI_THP_UNMEASURED = 0, SWFI_THP_HUGE = 1, SWFI_THP_BASE = 2 };
+enum swfi_thp_choice swfi_thp_choice(void);
+
 /* Map up to `want` new objects (at least one unless the limit forbids), with their magazines
  * made before any memory is mapped, and make them ready, uncarved, in chunks of at most 64 MiB of
  * objects. 0 when all `want` were added; ENOMEM (limit, system, tables) or mlock's error

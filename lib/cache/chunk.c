@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
@@ -58,6 +59,8 @@ struct pm_scan_arg {
 #define MAG_RUN_BYTES    (sizeof(struct swfi_magazine) * MAG_RUN)
 #define CARVE_SHARE      8 /* a carve takes at most this fraction of its chunk */
 #define THP_ENABLED_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
+#define PROBE_BYTES      ((size_t)4 << 20) /* what AUTO's measurement prepares each way */
+#define PROBE_ROUNDS     3                 /* alternated; the fastest of each way counts */
 
 bool swfi_thp_available(void)
 {
@@ -230,6 +233,68 @@ char *swfi_map_prepared(size_t bytes, size_t align, const struct swfi_prep *how,
     return base;
 }
 
+/* ---- AUTO's choice of pages, measured once per process ------------------------------------ */
+
+/* SWF_HUGE_PAGES_AUTO puts large chunks on huge pages only where the host prepares them about as
+ * fast as base pages: on some hosts a 2 MiB page costs compaction or a slow zeroing, and then
+ * base pages faulted in by the same populate call are several times faster for the same bytes
+ * (bench/RESULTS.md, "Ready time"). The first chunk of the process that AUTO would put on huge
+ * pages first times both, on PROBE_BYTES mapped, prepared and unmapped each way, PROBE_ROUNDS
+ * times alternated, and keeps the answer for the process: huge pages unless base pages were more
+ * than 1.25 times faster (huge pages also spare TLB misses in every later use of the objects). */
+static uint32_t thp_choice; /* enum swfi_thp_choice; written once, under thp_once */
+static pthread_once_t thp_once = PTHREAD_ONCE_INIT;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Nanoseconds to map and prepare PROBE_BYTES on huge pages or base pages (0: it failed). */
+static uint64_t probe_once(bool huge)
+{
+    struct swfi_prep how = {.huge = huge, .no_huge = !huge, .threads = 1};
+    int err;
+    uint64_t t0 = mono_ns();
+    char *p = swfi_map_prepared(PROBE_BYTES, HUGE_PAGE, &how, &err);
+    uint64_t ns = mono_ns() - t0;
+    if (p == NULL)
+        return 0;
+    munmap(p, PROBE_BYTES);
+    return ns ? ns : 1;
+}
+
+static void thp_decide(void)
+{
+    uint64_t best[2] = {UINT64_MAX, UINT64_MAX}; /* [0] base pages, [1] huge pages */
+    for (int round = 0; round < PROBE_ROUNDS; round++)
+        for (int huge = 1; huge >= 0; huge--) {
+            uint64_t ns = probe_once(huge);
+            if (ns == 0) { /* no memory to measure with: keep the huge pages */
+                swfi_store_release_32(&thp_choice, SWFI_THP_HUGE);
+                return;
+            }
+            best[huge] = ns < best[huge] ? ns : best[huge];
+        }
+    bool base_faster = best[0] * 5 < best[1] * 4;
+    swfi_store_release_32(&thp_choice, base_faster ? SWFI_THP_BASE : SWFI_THP_HUGE);
+}
+
+/* Whether AUTO's large chunks get huge pages in this process: measured at the first call (which
+ * maps and prepares 2 x PROBE_BYTES PROBE_ROUNDS times: a blocking path's). */
+static bool thp_chosen(void)
+{
+    pthread_once(&thp_once, thp_decide);
+    return swfi_load_acquire_32(&thp_choice) == SWFI_THP_HUGE;
+}
+
+enum swfi_thp_choice swfi_thp_choice(void)
+{
+    return (enum swfi_thp_choice)swfi_load_acquire_32(&thp_choice);
+}
+
 /* Objects the limit still allows, at most want. */
 static size_t allowed_by_limit(struct swf_cache *c, size_t want)
 {
@@ -278,7 +343,8 @@ static bool plan(struct swf_cache *c, size_t n, bool own_mags, struct layout *l)
         return false;
     l->huge = c->huge_pages == SWF_HUGE_PAGES_REQUIRED ||
               (c->huge_pages == SWF_HUGE_PAGES_AUTO &&
-               (c->stride >= 4096 || obj_bytes >= HUGE_MIN_BYTES) && swfi_thp_available());
+               (c->stride >= 4096 || obj_bytes >= HUGE_MIN_BYTES) && swfi_thp_available() &&
+               thp_chosen());
     if (!swfi_round_up(obj_bytes, l->huge ? CHUNK_ALIGN : small_unit(c), &units))
         return false;
     size_t mags = (n + SWF_CACHE_MAGAZINE - 1) / SWF_CACHE_MAGAZINE;
@@ -315,11 +381,15 @@ static struct swfi_chunk *chunk_map(struct swf_cache *c, const struct layout *l,
     if (posix_memalign((void **)&ch, 64, sizeof(*ch)) != 0) /* x_carved on a line of its own */
         return NULL;
     memset(ch, 0, sizeof(*ch));
-    struct swfi_prep how = {.lock = c->lock_memory,
-                            .huge = l->huge,
-                            .no_huge = c->huge_pages == SWF_HUGE_PAGES_OFF,
-                            .threads = c->grow_threads,
-                            .huge_bytes = l->huge ? &ch->huge_bytes : NULL};
+    struct swfi_prep how = {
+        .lock = c->lock_memory,
+        .huge = l->huge,
+        /* OFF, or AUTO where base pages were measured faster: not even
+         * "always" gives huge pages */
+        .no_huge = c->huge_pages == SWF_HUGE_PAGES_OFF ||
+                   (c->huge_pages == SWF_HUGE_PAGES_AUTO && swfi_thp_choice() == SWFI_THP_BASE),
+        .threads = c->grow_threads,
+        .huge_bytes = l->huge ? &ch->huge_bytes : NULL};
     ch->base = swfi_map_prepared(l->bytes, CHUNK_ALIGN, &how, err);
     if (ch->base != NULL && c->huge_pages == SWF_HUGE_PAGES_REQUIRED && ch->huge_bytes == 0) {
         munmap(ch->base, l->bytes); /* huge pages were required and the kernel gave none */

@@ -48,6 +48,7 @@ bool swfi_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
     s.object_size = c->object_size;
     s.stride = c->stride;
     s.percpu = c->pcpu;
+    s.huge_choice = swfi_thp_choice();
     *out = s;
     return snapshot;
 }
