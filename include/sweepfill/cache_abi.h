@@ -152,13 +152,14 @@ static inline int swf_cache_alloc_try_(struct swf_cache *c, void **obj, uint64_t
 static inline int swf_cache_free_try_(struct swf_cache *c, void *obj, uint64_t *aborts)
 {
     const struct swf_owner_head_ *h = swf_cache_head_of_(c);
-    if (__builtin_expect(
-            __atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) != 0 || !swf_cache_free_ok_(h, obj), 0))
+    if (__builtin_expect(__atomic_load_n(&h->x_slow, __ATOMIC_RELAXED) != 0, 0))
         return 0;
     uint64_t mark = h->key ^ SWF_REINTERPRET_CAST_(uintptr_t, obj);
 #ifdef SWF_RSEQ_ABI_
     uintptr_t *slots = __atomic_load_n(&h->x_slots, __ATOMIC_ACQUIRE);
     if (slots != SWF_NULL_) {
+        if (__builtin_expect(!swf_cache_free_ok_(h, obj), 0))
+            return 0;
         uint64_t word;
         __builtin_memcpy(&word, obj, sizeof(word));
         __builtin_memcpy(obj, &mark, sizeof(mark));
@@ -171,7 +172,8 @@ static inline int swf_cache_free_try_(struct swf_cache *c, void *obj, uint64_t *
     (void)aborts;
     struct swf_tstate_ *ts = swf_cache_state_(c);
     struct swf_magazine_ *m = ts != SWF_NULL_ ? ts->loaded : SWF_NULL_;
-    if (__builtin_expect(m == SWF_NULL_ || m->n >= SWF_CACHE_MAGAZINE, 0))
+    if (__builtin_expect(
+            m == SWF_NULL_ || m->n >= SWF_CACHE_MAGAZINE || !swf_cache_free_ok_(h, obj), 0))
         return 0;
     uint64_t n = m->n; /* read before the mark's store, which may alias it */
     __builtin_memcpy(obj, &mark, sizeof(mark));
