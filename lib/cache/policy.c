@@ -247,28 +247,34 @@ static size_t take_bulk_shared(struct swf_cache *c, void **objs, size_t n, size_
     return given;
 }
 
+/* buf[0 .. n-1] to this CPU's magazine as far as it has room when to_cpu (it counts those
+ * itself), the rest to the depot. Returns how many went to the depot. */
+static uint32_t put_buf(struct swf_cache *c, void *const *buf, uint32_t n, bool to_cpu)
+{
+    uint32_t kept = to_cpu && n > 0 ? swfi_pcpu_put_many(c, buf, n) : 0;
+    if (kept < n)
+        swfi_put_unbound(c, buf + kept, n - kept);
+    return n - kept;
+}
+
 /* The same thread's frees: owners checked, a magazine's worth at a time, to this CPU's magazine
- * first when to_cpu (it counts those itself), the rest to the depot, counted here. */
+ * first when to_cpu, the rest to the depot, counted here. */
 static void put_bulk_shared(struct swf_cache *c, void *const *objs, size_t n, bool to_cpu)
 {
     void *buf[SWF_CACHE_MAGAZINE];
     uint32_t nbuf = 0;
     uint64_t to_depot = 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i < n && objs[i] == NULL)
+    for (size_t i = 0; i < n; i++) {
+        if (objs[i] == NULL)
             continue;
-        if (i < n) {
-            owners_ok(c, objs, i, i + 1);
-            buf[nbuf++] = objs[i];
-        }
-        if (nbuf == SWF_CACHE_MAGAZINE || (i == n && nbuf > 0)) {
-            uint32_t kept = to_cpu ? swfi_pcpu_put_many(c, buf, nbuf) : 0;
-            if (kept < nbuf)
-                swfi_put_unbound(c, buf + kept, nbuf - kept);
-            to_depot += nbuf - kept;
+        owners_ok(c, objs, i, i + 1);
+        buf[nbuf++] = objs[i];
+        if (nbuf == SWF_CACHE_MAGAZINE) {
+            to_depot += put_buf(c, buf, nbuf, to_cpu);
             nbuf = 0;
         }
     }
+    to_depot += put_buf(c, buf, nbuf, to_cpu);
     swfi_fetch_add_relaxed_64(&c->x_frees, to_depot);
 }
 
