@@ -85,12 +85,12 @@
 #include "base/owner.h"
 #include "base/util.h"
 
-#define MAG_BLOCK_SHIFT 3         /* 8 magazines (4,352 bytes) per table block */
+#define MAG_BLOCK_SHIFT 3         /* 8 magazines (4,288 bytes) per table block */
 #ifndef SWF_MAG_BLOCKS_MAX        /* a test build lowers it (test/unit/cache_limits.c) */
 #define SWF_MAG_BLOCKS_MAX 524288 /* 4M magazines: 251M free objects at most */
 #endif
 #define MAG_BLOCKS_MAX   SWF_MAG_BLOCKS_MAX
-#define TS_BLOCK_SHIFT   3      /* 8 thread states (1 KiB) per block */
+#define TS_BLOCK_SHIFT   3      /* 8 thread states (512 bytes) per block */
 #define TS_BLOCKS_MAX    131072 /* 1M threads bound to one cache at once; others share */
 #define SPARE_EMPTY_MAGS 8      /* kept on the empty stack by the blocking paths */
 #define SHARED_STATES    8      /* thread states that threads without one claim for a call */
