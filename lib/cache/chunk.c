@@ -239,9 +239,13 @@ char *swfi_map_prepared(size_t bytes, size_t align, const struct swfi_prep *how,
  * fast as base pages: on some hosts a 2 MiB page costs compaction or a slow zeroing, and then
  * base pages faulted in by the same populate call are several times faster for the same bytes
  * (bench/RESULTS.md, "Ready time"). The first chunk of the process that AUTO would put on huge
- * pages first times both, on PROBE_BYTES mapped, prepared and unmapped each way, PROBE_ROUNDS
- * times alternated, and keeps the answer for the process: huge pages unless base pages were more
- * than 1.25 times faster (huge pages also spare TLB misses in every later use of the objects). */
+ * pages first times both, on PROBE_BYTES mapped and prepared each way, PROBE_ROUNDS times
+ * alternated, and keeps the answer for the process: huge pages unless base pages were more than
+ * 1.25 times faster (huge pages also spare TLB misses in every later use of the objects).
+ * Every probe mapping stays until the last is timed: a round that got the pages an earlier round
+ * had just unmapped would time memory the host has just backed, which a large grow does not get
+ * (where the guest hands free memory back to its host, a huge page's free 2 MiB block is the
+ * kind it hands back first). */
 static uint32_t thp_choice; /* enum swfi_thp_choice; written once, under thp_once */
 static pthread_once_t thp_once = PTHREAD_ONCE_INIT;
 
@@ -252,38 +256,40 @@ static uint64_t mono_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* Nanoseconds to map and prepare PROBE_BYTES on huge pages or base pages (0: it failed). */
-static uint64_t probe_once(bool huge)
+/* Maps and prepares PROBE_BYTES on huge pages or base pages into *held; nanoseconds it took
+ * (0: it failed, nothing held). */
+static uint64_t probe_once(bool huge, void **held)
 {
     struct swfi_prep how = {.huge = huge, .no_huge = !huge, .threads = 1};
     int err;
     uint64_t t0 = mono_ns();
-    char *p = swfi_map_prepared(PROBE_BYTES, HUGE_PAGE, &how, &err);
+    *held = swfi_map_prepared(PROBE_BYTES, HUGE_PAGE, &how, &err);
     uint64_t ns = mono_ns() - t0;
-    if (p == NULL)
+    if (*held == NULL)
         return 0;
-    munmap(p, PROBE_BYTES);
     return ns ? ns : 1;
 }
 
 static void thp_decide(void)
 {
     uint64_t best[2] = {UINT64_MAX, UINT64_MAX}; /* [0] base pages, [1] huge pages */
-    for (int round = 0; round < PROBE_ROUNDS; round++)
-        for (int huge = 1; huge >= 0; huge--) {
-            uint64_t ns = probe_once(huge);
-            if (ns == 0) { /* no memory to measure with: keep the huge pages */
-                swfi_store_release_32(&thp_choice, SWFI_THP_HUGE);
-                return;
-            }
-            best[huge] = ns < best[huge] ? ns : best[huge];
-        }
-    bool base_faster = best[0] * 5 < best[1] * 4;
+    void *held[PROBE_ROUNDS * 2] = {NULL};
+    bool measured = true;
+    for (int i = 0; i < PROBE_ROUNDS * 2 && measured; i++) {
+        int huge = !(i & 1); /* huge first in each round */
+        uint64_t ns = probe_once(huge, &held[i]);
+        measured = ns != 0; /* no memory to measure with: keep the huge pages */
+        best[huge] = ns < best[huge] ? ns : best[huge];
+    }
+    for (int i = 0; i < PROBE_ROUNDS * 2; i++)
+        if (held[i] != NULL)
+            munmap(held[i], PROBE_BYTES);
+    bool base_faster = measured && best[0] * 5 < best[1] * 4;
     swfi_store_release_32(&thp_choice, base_faster ? SWFI_THP_BASE : SWFI_THP_HUGE);
 }
 
 /* Whether AUTO's large chunks get huge pages in this process: measured at the first call (which
- * maps and prepares 2 x PROBE_BYTES PROBE_ROUNDS times: a blocking path's). */
+ * holds 2 x PROBE_BYTES x PROBE_ROUNDS mapped and prepared at once: a blocking path's). */
 static bool thp_chosen(void)
 {
     pthread_once(&thp_once, thp_decide);
