@@ -167,7 +167,7 @@ _PEER_RE = re.compile(r"^urcu_peer/(\w+)/size:(\d+)/n:(\d+)(?:/.*)?$")
 _PEER_COUNTERS = ("seconds", "grow_s", "sweep_s", "max_gp_wait_s", "faults_total",
                   "faults_in_sections", "faults_grow", "sections", "longest_section_s",
                   "longest_section", "preemptions", "grace_periods", "cpu_s", "syncer_cpu_s",
-                  "syncer")
+                  "syncer", "longest_section_cpu_s", "steal_s")
 
 
 def urcu_peer_results(runs):
@@ -186,6 +186,16 @@ def urcu_peer_results(runs):
         r["malloc"] = ctx.get("peer_malloc", "malloc")
         out.append(r)
     return out
+
+
+def _section_text(r):
+    """The longest section in ms, with its CPU time where the run measured it (older runs did
+    not): a section whose CPU time is its wall time with no preemption lost it to neither the
+    scheduler nor a page fault."""
+    wall, cpu = r["longest_section_s"], r["longest_section_cpu_s"]
+    if wall is None or wall < 0:
+        return "n/a"
+    return _ms(wall) if cpu is None or cpu < 0 else f"{_ms(wall)} (CPU {_ms(cpu)})"
 
 
 def _count_or_na(v):
@@ -214,19 +224,19 @@ def urcu_peer_markdown(runs):
                 name = name.replace("malloc", f"malloc ({malloc})")
             if r["error"]:
                 rows.append([f"{n:,}", reportlib.size_text(size), name, "error: " + r["error"]] +
-                            ["-"] * 10)
+                            ["-"] * 12)
                 continue
             rows.append([f"{n:,}", reportlib.size_text(size), name, _ms(r["seconds"]),
+                         "-" if r["variant"] in ("urcu_malloc", "registry") else _ms(r["grow_s"]),
                          reportlib.fmt_num(r["seconds"] / n * 1e9) if r["seconds"] else "-",
                          _ratio_text(r["seconds"], base and base["seconds"]), _ms(r["cpu_s"]),
                          "no waiter" if r["no_syncer"] else
                          f"{_ms(r['max_gp_wait_s'])} ({_ms(r['worst_gp'])})",
                          "-" if r["no_syncer"] else _ms(r["syncer_cpu_s"]),
                          _count_or_na(r["faults_in_sections"]), _count_or_na(r["faults_total"]),
-                         reportlib.fmt_count(r["sections"]),
-                         "n/a" if r["longest_section_s"] is None or r["longest_section_s"] < 0
-                         else _ms(r["longest_section_s"]),
-                         reportlib.fmt_num(r["preemptions"], 2)])
+                         reportlib.fmt_count(r["sections"]), _section_text(r),
+                         reportlib.fmt_num(r["preemptions"], 2),
+                         "n/a" if r["steal_s"] is None or r["steal_s"] < 0 else _ms(r["steal_s"])])
         if base is None:
             continue
         for r in here:
@@ -247,10 +257,10 @@ def urcu_peer_markdown(runs):
                          f"faults inside sections {_count_or_na(r['faults_in_sections'])} (the "
                          f"peer's {_count_or_na(base['faults_in_sections'])})")
     text = reportlib.md_table(
-        ["N", "object", "variant", "activation ms", "ns/member", "× urcu", "CPU ms",
-         "longest GP wait ms (worst)", "waiter CPU ms", "faults in sections",
-         "faults, whole activation", "sections", "longest section ms", "preemptions"], rows,
-        "lllrrrrrrrrrrr")
+        ["N", "object", "variant", "activation ms", "of which grow ms", "ns/member", "× urcu",
+         "CPU ms", "longest GP wait ms (worst)", "waiter CPU ms", "faults in sections",
+         "faults, whole activation", "sections", "longest section ms", "preemptions",
+         "host steal ms"], rows, "lllrrrrrrrrrrrrr")
     text += ("\nactivation: from the start of the work to its end, memory preparation included "
              "(swf_sweep: swf_cache_grow(N + 32) then the sweep; the registry's activate grows "
              "first too); each measurement is a first activation in a freshly forked process. "
@@ -262,7 +272,12 @@ def urcu_peer_markdown(runs):
              "faults in sections: minor page faults of the activating thread inside read-side "
              "sections (n/a: the registry's sections are internal to it); whole activation: all "
              "of its faults, the grow's included. preemptions: its involuntary context "
-             "switches.\n\n")
+             "switches. of which grow: swf_cache_grow's part of the activation (the registry's is "
+             "inside its activate). longest section: its wall time, with the thread's CPU time "
+             "in it in brackets (the CPU clock leaves out time the host takes the virtual CPU "
+             "away, but counts a memory access that waits on the host: bench/RESULTS.md, "
+             "\"Sections the host stalls\"). host steal: the steal time /proc/stat counted over "
+             "the activation, every virtual CPU added up, in clock ticks.\n\n")
     text += "".join(f"- {line}\n" for line in lines)
     return text
 

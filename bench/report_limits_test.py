@@ -83,15 +83,18 @@ with tempfile.TemporaryDirectory() as d:
                           faults_total=1000100, faults_in_sections=fs, faults_grow=0,
                           sections=1, longest_section_s=-1 if fs < 0 else secs,
                           longest_section=1000000, preemptions=3, grace_periods=4, cpu_s=1.0,
-                          syncer_cpu_s=0.5, syncer=1))
+                          syncer_cpu_s=0.5, syncer=1, longest_section_cpu_s=-1 if fs < 0 else 0.5,
+                          steal_s=0.03))
     ppath = write(d, "urcu_peer.json", pr, {"peer_malloc": "tcmalloc"})
     pmd = report_limits.urcu_peer_markdown(report.load_runs([ppath]))
-    ok("| 1,000,000 | 4 KiB | urcu list + malloc (tcmalloc), one read-side section | 2,000 | "
+    ok("| 1,000,000 | 4 KiB | urcu list + malloc (tcmalloc), one read-side section | 2,000 | - | "
        "2,000 | 1.00× | 1,000 | 2,000 (4,000) | 500 | 1,000,000 |" in pmd,
        "the urcu_peer row: activation, ns/member, CPU, longest GP wait (median, worst), the "
        "waiter's CPU, faults")
-    ok("| swf_registry_activate (bound 1024) | 2,400 | 2,400 | 1.20× | 1,000 | 2.00 (4.00) | "
+    ok("| swf_registry_activate (bound 1024) | 2,400 | - | 2,400 | 1.20× | 1,000 | 2.00 (4.00) | "
        "500 | n/a |" in pmd, "the registry row: faults inside its sections are n/a")
+    ok("| 2,300 (CPU 500) | 3.0 | 30.0 |" in pmd,
+       "the longest section shows its CPU time, and the host's steal time follows")
     nos = [dict(r, syncer=0, max_gp_wait_s=0) for r in pr]
     nmd = report_limits.urcu_peer_markdown(report.load_runs([write(d, "urcu_peer0.json", nos)]))
     ok("| no waiter | - |" in nmd and "(no grace-period waiter)" in nmd,

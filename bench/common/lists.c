@@ -7,9 +7,11 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sweepfill/cache.h>
 
@@ -178,6 +180,19 @@ void timed_guard_init(struct timed_guard *tg, struct swf_guard *out)
 }
 
 /* ---- flags ----------------------------------------------------------------------------------- */
+
+double bench_steal_s(void)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    unsigned long long v[8];
+    int got = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                         &v[3], &v[4], &v[5], &v[6], &v[7])
+                : 0;
+    if (f != NULL)
+        fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    return got == 8 && hz > 0 ? (double)v[7] / (double)hz : -1;
+}
 
 const char *bench_take_flag(int *argc, char **argv, const char *name)
 {

@@ -143,6 +143,11 @@ static inline long bench_thread_preemptions(void)
     return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
 }
 
+/* Time the host has taken from this guest's virtual CPUs so far (the steal column of /proc/stat,
+ * every CPU added up), seconds; -1 where it cannot be read. Its unit is the clock tick (10 ms
+ * where USER_HZ is 100), so it tells a stolen millisecond only over a long stretch. */
+double bench_steal_s(void);
+
 /* A benchmark's arguments: every (size, n) of sizes x ns, named "size" and "n". */
 struct swfb_bench;
 void bench_args_size_n(struct swfb_bench *b, const int64_t *sizes, int nsizes, const int64_t *ns,

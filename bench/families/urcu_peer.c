@@ -50,7 +50,12 @@
  * the grow), sections, longest_section_s (the longest section in time; -1 for the registry),
  * longest_section (visits), preemptions (involuntary context switches of the activating thread),
  * cpu_s (the activating thread's CPU time), syncer_cpu_s (the synchronizer's CPU time while the
- * activation ran: a wait that spins or yields takes a core from the activation on 2 cores).
+ * activation ran: a wait that spins or yields takes a core from the activation on 2 cores),
+ * longest_section_cpu_s and longest_section_preemptions (the activating thread's CPU time and
+ * involuntary context switches during its longest section: fault_guard says how to read them;
+ * -1 for the registry), steal_s (the host's
+ * steal time over the activation, every virtual CPU added up, in clock ticks; -1 where
+ * /proc/stat has none).
  *
  * liburcu's read side is used inline (_LGPL_SOURCE), as a program that cares about its speed
  * would; that only makes the peer faster.
@@ -195,6 +200,7 @@ struct presult {
     double seconds, grow_s, sweep_s, max_gp_s, longest_section_s, cpu_s, syncer_cpu_s;
     double faults_total, faults_sections, faults_grow, preemptions;
     double grace_periods, sections, longest_section;
+    double longest_section_cpu_s, longest_section_preemptions, steal_s;
 };
 
 static struct presult *shared;  /* MAP_SHARED: written by the child, read by the parent */
@@ -259,18 +265,26 @@ static void *syncer_main(void *arg)
 
 /* ---- the swf_sweep guard that counts faults inside sections ---------------------------------- */
 
+/* Besides the faults, the longest section's CPU time and preemptions. A section whose CPU time
+ * is well below its wall time with no preemption lost the rest to the host's scheduler (the
+ * thread's CPU clock leaves out steal time); one whose CPU time is its wall time, with no fault
+ * and no preemption, was executing, or stalled on a memory access the host was serving
+ * (bench/RESULTS.md, "Sections the host stalls"). */
 struct fault_guard {
     struct swf_guard inner;
-    long flt_before;
-    uint64_t entered_ns;
+    long flt_before, ivcsw_before;
+    uint64_t entered_ns, cpu_before;
     double faults;
-    uint64_t longest_ns, sections;
+    uint64_t longest_ns, longest_cpu_ns, sections;
+    long longest_preemptions;
 };
 
 static void fg_enter(void *arg)
 {
     struct fault_guard *g = arg;
-    g->flt_before = thread_minflt(); /* read outside the section: it stays as short as it was */
+    thread_usage(&g->flt_before, &g->ivcsw_before); /* read outside the section: it stays as
+                                                       short as it was */
+    g->cpu_before = bench_thread_cpu_ns();
     g->inner.enter(g->inner.arg);
     g->entered_ns = bench_now_ns();
 }
@@ -280,9 +294,15 @@ static void fg_leave(void *arg)
     struct fault_guard *g = arg;
     uint64_t t = bench_now_ns() - g->entered_ns;
     g->inner.leave(g->inner.arg);
-    g->faults += (double)(thread_minflt() - g->flt_before);
-    if (t > g->longest_ns)
+    uint64_t cpu = bench_thread_cpu_ns() - g->cpu_before;
+    long flt, ivcsw;
+    thread_usage(&flt, &ivcsw);
+    g->faults += (double)(flt - g->flt_before);
+    if (t > g->longest_ns) {
         g->longest_ns = t;
+        g->longest_cpu_ns = cpu;
+        g->longest_preemptions = ivcsw - g->ivcsw_before;
+    }
     g->sections++;
 }
 
@@ -340,10 +360,12 @@ static const char *child_run(enum variant v, struct plist *l, size_t size, struc
 
     const char *msg = NULL;
     long f0, p0, f1, p1, fg0 = 0, fg1 = 0;
+    double steal0 = bench_steal_s();
     thread_usage(&f0, &p0);
     uint64_t c0 = bench_thread_cpu_ns(), t0 = bench_now_ns(), tg = t0;
     if (v == V_URCU) {
         struct pmember *m;
+        uint64_t sc0 = bench_thread_cpu_ns();
         rcu_read_lock();
         uint64_t s0 = bench_now_ns();
         cds_list_for_each_entry_rcu(m, &l->rcu_head, rcu_link)
@@ -360,7 +382,11 @@ static const char *child_run(enum variant v, struct plist *l, size_t size, struc
         }
         uint64_t s1 = bench_now_ns();
         rcu_read_unlock();
-        r->faults_sections = (double)(thread_minflt() - f0);
+        long fs, ps;
+        thread_usage(&fs, &ps);
+        r->longest_section_cpu_s = (double)(bench_thread_cpu_ns() - sc0) * 1e-9;
+        r->longest_section_preemptions = (double)(ps - p0);
+        r->faults_sections = (double)(fs - f0);
         r->longest_section_s = (double)(s1 - s0) * 1e-9;
         r->sections = 1;
         r->longest_section = (double)n;
@@ -388,6 +414,8 @@ static const char *child_run(enum variant v, struct plist *l, size_t size, struc
             msg = "swf_sweep failed";
         r->faults_sections = g.faults;
         r->longest_section_s = (double)g.longest_ns * 1e-9;
+        r->longest_section_cpu_s = (double)g.longest_cpu_ns * 1e-9;
+        r->longest_section_preemptions = (double)g.longest_preemptions;
         r->sections = (double)g.sections;
         r->longest_section = (double)ss.longest_section;
     } else {
@@ -396,11 +424,15 @@ static const char *child_run(enum variant v, struct plist *l, size_t size, struc
             msg = "swf_registry_activate failed";
         r->faults_sections = -1;
         r->longest_section_s = -1;
+        r->longest_section_cpu_s = -1;
+        r->longest_section_preemptions = -1;
         r->sections = (double)ss.sections;
         r->longest_section = (double)ss.longest_section;
     }
     uint64_t t1 = bench_now_ns(), c1 = bench_thread_cpu_ns();
     thread_usage(&f1, &p1);
+    double steal1 = bench_steal_s();
+    r->steal_s = steal0 < 0 || steal1 < 0 ? -1 : steal1 - steal0;
     if (with_syncer) {
         __atomic_store_n(&sy.stop, 1, __ATOMIC_RELEASE);
         pthread_join(sy.thread, NULL);
@@ -487,6 +519,9 @@ static void bm_peer(swfb_state *st)
         sum.grace_periods += r->grace_periods;
         sum.sections += r->sections;
         sum.longest_section += r->longest_section;
+        sum.longest_section_cpu_s += r->longest_section_cpu_s;
+        sum.longest_section_preemptions += r->longest_section_preemptions;
+        sum.steal_s += r->steal_s;
         iters++;
     }
     if (msg != NULL) {
@@ -514,6 +549,9 @@ static void bm_peer(swfb_state *st)
         {"longest_section", offsetof(struct presult, longest_section)},
         {"cpu_s", offsetof(struct presult, cpu_s)},
         {"syncer_cpu_s", offsetof(struct presult, syncer_cpu_s)},
+        {"longest_section_cpu_s", offsetof(struct presult, longest_section_cpu_s)},
+        {"longest_section_preemptions", offsetof(struct presult, longest_section_preemptions)},
+        {"steal_s", offsetof(struct presult, steal_s)},
     };
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         swfb_counter_set(st, fields[i].name,
