@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include <sweepfill/cache.h>
 
@@ -180,6 +181,26 @@ void timed_guard_init(struct timed_guard *tg, struct swf_guard *out)
 }
 
 /* ---- flags ----------------------------------------------------------------------------------- */
+
+bool bench_warm_host = false;
+
+void bench_host_warm(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (!bench_warm_host || bytes == 0)
+        return;
+    bytes = (bytes + huge - 1) & ~(huge - 1);
+    char *raw =
+        mmap(NULL, bytes + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
+        return; /* no memory to warm with: the measurement meets what it meets */
+    char *p = (char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+    (void)madvise(p, bytes, MADV_HUGEPAGE);
+    if (madvise(p, bytes, 23 /* MADV_POPULATE_WRITE, Linux 5.14 */) != 0)
+        for (size_t off = 0; off < bytes; off += 4096)
+            ((volatile char *)p)[off] = 1;
+    munmap(raw, bytes + huge);
+}
 
 double bench_steal_s(void)
 {

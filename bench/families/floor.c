@@ -139,6 +139,7 @@ static void bm_map(swfb_state *st, bool populate)
     double total = 0;
     int64_t iters = 0;
     while (swfb_keep_running(st)) {
+        bench_host_warm(bytes);
         uint64_t t0 = bench_now_ns();
         char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);

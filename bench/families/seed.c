@@ -45,6 +45,11 @@
  *   --quick              n=10k,100k, sizes=64, probe-visits=500k: what `bench/run --quick` uses
  *   --huge-pages=auto|off|required, --grow-threads=N, --cache-alloc=single|inline|bulk
  *                        the cache row of the memory-preparation floors (ready.c)
+ *   --host-memory=warm|as-found
+ *                        warm (default): before every measurement that maps fresh memory (the
+ *                        grow here, the first touch and populate floors, every ready row), as
+ *                        many bytes are mapped, faulted in and unmapped, untimed, so that each
+ *                        meets memory its host backs (lists.h, bench_host_warm); as-found: not
  */
 #include <errno.h>
 #include <math.h>
@@ -122,6 +127,13 @@ static void sweep_config(struct swf_sweep_config *cfg, struct blist *l, struct s
     timed_guard_init(tg, &cfg->guard);
 }
 
+/* What swf_cache_grow(n + B) maps, with room for the chunks' rounding and magazines. */
+static size_t grow_bytes(size_t n, size_t size)
+{
+    size_t objs = (n + B) * size;
+    return objs + objs / 16 + ((size_t)8 << 20);
+}
+
 /* One measured sweep (see the top comment). Returns NULL, or what went wrong. */
 static const char *sweep_once(struct blist *l, size_t size, enum swf_algo algo,
                               struct sweep_result *r)
@@ -129,6 +141,7 @@ static const char *sweep_once(struct blist *l, size_t size, enum swf_algo algo,
     struct swf_cache *c = new_cache(size);
     if (c == NULL)
         return "swf_cache_create failed";
+    bench_host_warm(grow_bytes(l->n, size));
     uint64_t t0 = bench_now_ns();
     int err = swf_cache_grow(c, l->n + B);
     uint64_t t1 = bench_now_ns();
@@ -272,6 +285,7 @@ static const char *batch_estimate(struct blist *l, size_t size, struct estimate 
     struct swf_cache *c = new_cache(size);
     if (c == NULL)
         return "swf_cache_create failed";
+    bench_host_warm(grow_bytes(n, size));
     uint64_t t0 = bench_now_ns();
     int err = swf_cache_grow(c, n + B);
     uint64_t t1 = bench_now_ns();
@@ -402,6 +416,12 @@ int main(int argc, char **argv)
     }
     if (bench_take_flag(&argc, argv, "in-order") != NULL)
         shuffled = false;
+    const char *host = bench_take_flag(&argc, argv, "host-memory");
+    if (host != NULL && strcmp(host, "warm") != 0 && strcmp(host, "as-found") != 0) {
+        fprintf(stderr, "bench_seed: --host-memory=%s: expected warm or as-found\n", host);
+        return 1;
+    }
+    bench_warm_host = host == NULL || strcmp(host, "warm") == 0;
     if (ready_take_flags(&argc, argv) != 0)
         return 1;
     for (int i = 0; i < nsizes; i++)
@@ -415,6 +435,7 @@ int main(int argc, char **argv)
     swfb_add_context("order", shuffled ? "shuffled" : "in order");
     swfb_add_context("list", "CK_LIST of 128-byte members, SWF_LIST_CK_LIST_PINNED, no-op pins");
     swfb_add_context("guard", "ck_epoch (swf_guard_epoch), timed");
+    swfb_add_context("host_memory", bench_warm_host ? "warm" : "as-found");
     snprintf(buf, sizeof(buf), "%d", B);
     swfb_add_context("reserve", buf);
     snprintf(buf, sizeof(buf), "%g", max_seconds);
