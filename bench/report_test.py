@@ -249,6 +249,19 @@ with tempfile.TemporaryDirectory() as d:
     ok("N = 100,000: 1.20×; N = 400,000: 1.20× (goal ≤ 1.3×): met" in tg
        and "24,793×, BATCH_RESTART estimated (goal ≥ 1,000×" in tg,
        "goals: inside sections against the walk, speedup")
+    def pair(kind, n, med, lo, hi):
+        return {"family": "seed", "kind": kind, "size": 4096, "n": n, "seconds": med,
+                "seconds_min": lo, "seconds_max": hi, "error": None}
+    rr = [pair("RESUME", 100000, 0.040, 0.033, 0.047), pair("RESTART", 100000, 0.036, 0.033, 0.043),
+          pair("RESUME", 400000, 0.19, 0.155, 0.35), pair("RESTART", 400000, 0.17, 0.16, 0.18)]
+    line = report._resume_against_restart(rr, 4096, [100000, 400000])
+    ok(line and "medians 1.11×, 1.12×, fastest repetitions 1.00×, 0.97×" in line[0]
+       and line[0].endswith(": met"),
+       "RESUME against RESTART: medians and fastest repetitions; met where the ranges overlap")
+    rr[0] = pair("RESUME", 100000, 0.050, 0.044, 0.055)
+    ok(report._resume_against_restart(rr, 4096, [100000, 400000])[0].endswith("above the goal"),
+       "RESUME against RESTART: above the goal where RESUME's fastest is slower than RESTART's "
+       "slowest")
     seed_plot_name = ("the seed plot: a line per algorithm plus the floor, the estimate an open "
                       "marker, ticks at N = 100k and 400k")
     out_md, out_svg = os.path.join(d, "seed.md"), os.path.join(d, "seed.svg")
