@@ -97,9 +97,9 @@ enum swf_huge_pages {
      * "always" or "madvise" and the host prepares them about as fast as base pages; smaller ones,
      * and all where the host does not, with base pages: in whole pages for a cache's first
      * chunk, in units of 4 pages (at most 64 KiB) for its second, and in 64 KiB units after that.
-     * How fast is measured once per process, at the first chunk that would get huge pages: 4 MiB
-     * prepared each way three times, alternated; base pages are chosen when the fastest of them
-     * beat the fastest huge pages by more than 1.25 times (stats.huge_choice tells which). The
+     * How fast is measured once per process, at the first chunk that would get huge pages: 2 MiB
+     * (one huge page) prepared each way; base pages are chosen when they were more than 1.25
+     * times faster than the huge page (stats.huge_choice tells which). The
      * kernel may still back huge ones with base pages (fragmentation): stats.huge_bytes tells. */
     SWF_HUGE_PAGES_AUTO = 0,
     /* Base pages only (no MADV_HUGEPAGE, and MADV_NOHUGEPAGE so that "always" does not apply). */

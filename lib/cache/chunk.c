@@ -59,8 +59,8 @@ struct pm_scan_arg {
 #define MAG_RUN_BYTES    (sizeof(struct swfi_magazine) * MAG_RUN)
 #define CARVE_SHARE      8 /* a carve takes at most this fraction of its chunk */
 #define THP_ENABLED_PATH "/sys/kernel/mm/transparent_hugepage/enabled"
-#define PROBE_BYTES      ((size_t)4 << 20) /* what AUTO's measurement prepares each way */
-#define PROBE_ROUNDS     3                 /* alternated; the fastest of each way counts */
+#define PROBE_BYTES      ((size_t)2 << 20) /* what AUTO's measurement prepares each way */
+#define PROBE_ROUNDS     1                 /* rounds, alternated; the fastest of each way counts */
 
 bool swfi_thp_available(void)
 {
