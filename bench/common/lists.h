@@ -31,6 +31,8 @@
 
 #include <sweepfill/sweep.h>
 
+#include "host.h"
+
 #define BMEMBER_SIZE 128
 
 struct bmember {
@@ -142,25 +144,6 @@ static inline long bench_thread_preemptions(void)
     struct rusage ru;
     return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
 }
-
-/*
- * Where the program runs in a virtual machine whose host backs guest memory lazily, a mapping
- * costs what the host pays to back it again: a guest that reports its free memory hands it back,
- * and on this VM backing it again costs about 3 s per GiB, against 0.1-0.3 s for memory the host
- * still backs (bench/RESULTS.md, "Host memory"). Which of the two a measurement meets depends on
- * what ran in the seconds before it, so rows of one table could not be compared. With
- * bench_host_warm set (bench_seed --host-memory=warm, its default), bench_host_warm(bytes)
- * maps `bytes` 2 MiB-aligned with MADV_HUGEPAGE, faults them in and unmaps them, untimed, just
- * before a measurement: the memory the measurement then maps is memory the host backs, for every
- * row alike. With --host-memory=as-found it does nothing.
- */
-extern bool bench_warm_host;
-void bench_host_warm(size_t bytes);
-
-/* Time the host has taken from this guest's virtual CPUs so far (the steal column of /proc/stat,
- * every CPU added up), seconds; -1 where it cannot be read. Its unit is the clock tick (10 ms
- * where USER_HZ is 100), so it tells a stolen millisecond only over a long stretch. */
-double bench_steal_s(void);
 
 /* A benchmark's arguments: every (size, n) of sizes x ns, named "size" and "n". */
 struct swfb_bench;

@@ -53,7 +53,7 @@
  * Usage: bench_live [--smoke] [--n=100k,1M] [--sizes=64,4096] [--reps=3] [--big-reps=1]
  *                   [--variants=a,b] [--workers=1] [--idle-ms=500] [--on-ms=200]
  *                   [--writer-us=100] [--slow-ns=5000] [--pin] [--huge-pages=off] [--grow-first]
- *                   [--json=FILE] [--seed=S]
+ *                   [--host-memory=warm|as-found] [--json=FILE] [--seed=S]
  *   --big-reps  repetitions of the configurations whose objects take 1 GiB or more (1M x 4 KiB)
  *   --smoke   N = 2000, 64 B, one repetition, short phases; exits 1 unless every variant
  *             served requests, made writer operations, filled every member on activation and
@@ -63,6 +63,10 @@
  *   --huge-pages=off   sweepfill's caches without transparent huge pages (an experiment)
  *   --grow-first  sweepfill's caches grown (swf_cache_grow) before the service starts, so that
  *             the activation is the sweep alone (an experiment)
+ *   --host-memory  warm (default): before the service starts, each measurement's child maps,
+ *             faults in and unmaps as many bytes as its activation will take (the objects, and
+ *             the 4 MiB of huge-page measurement of a process's first large grow), so that
+ *             every variant meets memory its host backs (host.h); as-found: not
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -98,6 +102,7 @@
 #include <sweepfill/sweep.h>
 
 #include "hist.h"
+#include "host.h"
 
 enum { WORK_ROUNDS = 48, MAX_WORKERS = 8, MAX_WIN = 1500, WIN_NS = 10000000, MAX_LIST = 8 };
 enum { SLOW_CAP = 1 << 14, RESERVE = SWF_SWEEP_RESERVE_DEFAULT };
@@ -915,6 +920,9 @@ static void child_run(struct lresult *r)
     }
     if (opt.pin)
         pin_to(1);
+    /* The objects' bytes, their chunks' slack and magazines, and AUTO's probe (4 MiB). */
+    size_t objs = S.n * S.size;
+    bench_host_warm(objs + objs / 16 + ((size_t)12 << 20));
     /* --grow-first: the objects made ready before the service starts, so that the activation
      * is the sweep alone (activate's own grow then finds them ready). */
     if (opt.grow_first && S.cache != NULL && swf_cache_grow(S.cache, S.n + RESERVE) != 0) {
@@ -1055,6 +1063,7 @@ static const char *flag(const char *arg, const char *name)
 
 static int parse_args(int argc, char **argv)
 {
+    bench_warm_host = true; /* --host-memory=warm unless said otherwise */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (strcmp(a, "--smoke") == 0) {
@@ -1066,6 +1075,9 @@ static int parse_args(int argc, char **argv)
             opt.pin = true;
         } else if (strcmp(a, "--grow-first") == 0) {
             opt.grow_first = true;
+        } else if (strcmp(a, "--host-memory=warm") == 0 ||
+                   strcmp(a, "--host-memory=as-found") == 0) {
+            bench_warm_host = strcmp(a, "--host-memory=warm") == 0;
         } else if ((v = flag(a, "--big-reps")) != NULL) {
             opt.big_reps = atoi(v);
         } else if (strcmp(a, "--huge-pages=off") == 0) {
@@ -1345,12 +1357,13 @@ static int write_json(const char *path, struct lresult *all, int nconf, double l
             "{\n\"context\": {\"family\": \"live\", \"cores\": %ld, \"workers\": %d, "
             "\"reps\": %d, \"idle_ms\": %lld, \"on_ms\": %lld, \"writer_us\": %lld, "
             "\"big_reps\": %d, \"slow_ns\": %lld, \"pin\": %d, \"huge_pages_off\": %d, "
-            "\"grow_first\": %d, \"window_ms\": %d, "
+            "\"grow_first\": %d, \"host_memory\": \"%s\", \"window_ms\": %d, "
             "\"slow_kinds\": [\"waited\", \"slept\", \"faulted\", \"other\"], "
             "\"load_before\": %.2f, \"load_after\": %.2f, \"seconds\": %.1f},\n\"runs\": [",
             sysconf(_SC_NPROCESSORS_ONLN), opt.workers, opt.reps, (long long)opt.idle_ms,
             (long long)opt.on_ms, (long long)opt.writer_us, opt.big_reps, (long long)opt.slow_ns,
-            opt.pin, opt.huge_off, opt.grow_first, WIN_NS / 1000000, load[0], load[1], seconds);
+            opt.pin, opt.huge_off, opt.grow_first, bench_warm_host ? "warm" : "as-found",
+            WIN_NS / 1000000, load[0], load[1], seconds);
     bool first = true;
     for (int c = 0; c < nconf; c++)
         for (int v = 0; v < NVARIANT; v++) {
