@@ -16,10 +16,9 @@
  * still backs (bench/RESULTS.md, "Host memory"). Which of the two a measurement meets depends on
  * what ran in the seconds before it, so rows of one table could not be compared. With
  * bench_warm_host set (--host-memory=warm, the default of bench_seed and bench_live),
- * bench_host_warm(bytes)
- * maps `bytes` 2 MiB-aligned with MADV_HUGEPAGE, faults them in and unmaps them, untimed, just
- * before a measurement: the memory the measurement then maps is memory the host backs, for every
- * row alike. With --host-memory=as-found it does nothing.
+ * bench_host_warm(bytes) maps `bytes` 2 MiB-aligned with MADV_HUGEPAGE, faults them in and
+ * unmaps them, untimed, just before a measurement: the memory the measurement then maps is
+ * memory the host backs, for every row alike. With --host-memory=as-found it does nothing.
  */
 extern bool bench_warm_host;
 void bench_host_warm(size_t bytes);

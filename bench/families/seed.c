@@ -49,7 +49,7 @@
  *                        warm (default): before every measurement that maps fresh memory (the
  *                        grow here, the first touch and populate floors, every ready row), as
  *                        many bytes are mapped, faulted in and unmapped, untimed, so that each
- *                        meets memory its host backs (lists.h, bench_host_warm); as-found: not
+ *                        meets memory its host backs (host.h, bench_host_warm); as-found: not
  */
 #include <errno.h>
 #include <math.h>
