@@ -28,6 +28,12 @@ void bench_host_warm(size_t bytes)
     munmap(raw, bytes + huge);
 }
 
+void bench_host_warm_objects(size_t n, size_t size)
+{
+    size_t objs = n * size;
+    bench_host_warm(objs + objs / 16 + ((size_t)12 << 20));
+}
+
 double bench_steal_s(void)
 {
     FILE *f = fopen("/proc/stat", "r");

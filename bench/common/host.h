@@ -23,6 +23,11 @@
 extern bool bench_warm_host;
 void bench_host_warm(size_t bytes);
 
+/* bench_host_warm for what a cache maps to hold n objects of size bytes, or what a peer
+ * allocates for them: the objects, a sixteenth for chunk rounding and magazines, and 12 MiB for
+ * the magazines' own chunks and AUTO's probe (4 MiB, once per process). */
+void bench_host_warm_objects(size_t n, size_t size);
+
 /* Time the host has taken from this guest's virtual CPUs so far (the steal column of /proc/stat,
  * every CPU added up), seconds; -1 where it cannot be read. Its unit is the clock tick (10 ms
  * where USER_HZ is 100), so it tells a stolen millisecond only over a long stretch. */

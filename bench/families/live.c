@@ -920,9 +920,7 @@ static void child_run(struct lresult *r)
     }
     if (opt.pin)
         pin_to(1);
-    /* The objects' bytes, their chunks' slack and magazines, and AUTO's probe (4 MiB). */
-    size_t objs = S.n * S.size;
-    bench_host_warm(objs + objs / 16 + ((size_t)12 << 20));
+    bench_host_warm_objects(S.n, S.size);
     /* --grow-first: the objects made ready before the service starts, so that the activation
      * is the sweep alone (activate's own grow then finds them ready). */
     if (opt.grow_first && S.cache != NULL && swf_cache_grow(S.cache, S.n + RESERVE) != 0) {

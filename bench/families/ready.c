@@ -371,7 +371,7 @@ static void bm_ready(swfb_state *st)
     while (swfb_keep_running(st)) {
         struct ready r;
         memset(&r, 0, sizeof(r));
-        bench_host_warm(n * size + n * size / 16 + ((size_t)8 << 20));
+        bench_host_warm_objects(n, size);
         msg = row->method == M_CACHE ? ready_cache(n, size, objs, &r)
                                      : ready_map(row->method, n, size, &r);
         if (msg != NULL)

@@ -127,13 +127,6 @@ static void sweep_config(struct swf_sweep_config *cfg, struct blist *l, struct s
     timed_guard_init(tg, &cfg->guard);
 }
 
-/* What swf_cache_grow(n + B) maps, with room for the chunks' rounding and magazines. */
-static size_t grow_bytes(size_t n, size_t size)
-{
-    size_t objs = (n + B) * size;
-    return objs + objs / 16 + ((size_t)8 << 20);
-}
-
 /* One measured sweep (see the top comment). Returns NULL, or what went wrong. */
 static const char *sweep_once(struct blist *l, size_t size, enum swf_algo algo,
                               struct sweep_result *r)
@@ -141,7 +134,7 @@ static const char *sweep_once(struct blist *l, size_t size, enum swf_algo algo,
     struct swf_cache *c = new_cache(size);
     if (c == NULL)
         return "swf_cache_create failed";
-    bench_host_warm(grow_bytes(l->n, size));
+    bench_host_warm_objects(l->n + B, size);
     uint64_t t0 = bench_now_ns();
     int err = swf_cache_grow(c, l->n + B);
     uint64_t t1 = bench_now_ns();
@@ -285,7 +278,7 @@ static const char *batch_estimate(struct blist *l, size_t size, struct estimate 
     struct swf_cache *c = new_cache(size);
     if (c == NULL)
         return "swf_cache_create failed";
-    bench_host_warm(grow_bytes(n, size));
+    bench_host_warm_objects(n + B, size);
     uint64_t t0 = bench_now_ns();
     int err = swf_cache_grow(c, n + B);
     uint64_t t1 = bench_now_ns();
