@@ -11,13 +11,16 @@
  * Slots: a reader loads a slot with swf_slot_load() (an acquire load): it returns NULL or an
  * object whose initialisation, done before a sweep published it with a release store or release
  * compare-and-swap, the reader sees. Writers other than the sweep use swf_slot_publish() or
- * swf_slot_publish_cas() so the same ordering holds for their objects.
+ * swf_slot_publish_cas() so the same ordering holds for their objects. Objects are at least
+ * 2-byte aligned, so a slot's lowest bit is free: a feature (feature.h) marks a member it owes an
+ * object with an odd value, which swf_slot_load() reads as NULL and a sweep as filled.
  */
 #ifndef SWEEPFILL_LIST_H
 #define SWEEPFILL_LIST_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "api.h"
 #include "pin.h"
@@ -64,6 +67,9 @@ struct swf_list_ops {
     bool (*linked)(void *list, void *member);
 };
 
+/* The bit that tells an owed mark (feature.h) from an object in a slot. */
+#define SWF_SLOT_OWED_BIT ((uintptr_t)1)
+
 struct swf_list {
     const struct swf_list_ops *ops;
     void *list;         /* handed to every op */
@@ -93,18 +99,19 @@ static inline void **swf_slot_of(void *member, size_t slot_offset)
  * Ordering: Acquire. Every write to an object made before the swf_slot_publish() or the
  * successful swf_slot_publish_cas() that put it in the slot happens-before everything the thread
  * does after this load returns that object.
- * Returns: The slot's content: NULL, or an object whose initialisation the caller sees.
+ * Returns: NULL, or an object whose initialisation the caller sees. A slot that holds an owed
+ * mark (an odd value: feature.h's owed table) reads as NULL.
  * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
  */
 static inline void *swf_slot_load(void *const *slot)
 {
 #ifdef SWF_SLOT_BUILTINS
-    return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    void *obj = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 #else
     void *obj = ck_pr_load_ptr(slot);
     ck_pr_fence_acquire(); /* pairs with swf_slot_publish's release */
-    return obj;
 #endif
+    return SWF_REINTERPRET_CAST_(uintptr_t, obj) & SWF_SLOT_OWED_BIT ? SWF_NULL_ : obj;
 }
 
 /*
@@ -115,7 +122,8 @@ static inline void *swf_slot_load(void *const *slot)
  * Progress: Wait-free.
  * Ordering: None (a relaxed load): what it returns must not be dereferenced without further
  * ordering.
- * Returns: The slot's content.
+ * Returns: The slot's content, an owed mark (an odd value) included: non-NULL means no sweep
+ * should fill it.
  * Errors: None: it cannot fail, leaves errno alone and does not check its arguments.
  */
 static inline void *swf_slot_peek(void *const *slot)

@@ -9,6 +9,12 @@
  * non-zero come here; they count themselves in and out on a stripe of counters chosen per thread,
  * so that adders of different threads do not share a cache line; deactivate waits for every
  * stripe to read zero.
+ *
+ * Between the switches (feature.h, swf_feature_maintain): an add whose NOWAIT allocation fails
+ * takes an object from the add reserve, an array of slots that adders empty by exchange and that
+ * only the mutex's holder refills; an add that finds that empty too is owed, and recorded in the
+ * owed table (owed.h) so that a catch-up fills it without a walk, or, when the table is full,
+ * counted in x_owed, which a catch-up covers with a walk of the list as before.
  */
 #include "sweepfill/feature.h"
 
@@ -21,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/atomic.h"
@@ -29,6 +36,7 @@
 #include "base/util.h"
 #include "cache/users.h"
 #include "sweep/check.h"
+#include "sweep/owed.h"
 #include "sweep/unsweep.h"
 
 enum { GATE_ON = 1u, GATE_FENCE = 2u };
@@ -37,21 +45,31 @@ enum { STRIPES = 8, DEFAULT_BATCH = 256 };
 struct stripe {
     uint32_t x_adders; /* adders counted in */
     uint32_t pad_;
-    uint64_t x_assigned, x_lost, x_left;
+    uint64_t x_assigned, x_reserve_uses, x_lost, x_left, x_untabled;
 } __attribute__((aligned(64)));
 
 struct swf_feature {
     struct swf_feature_head_ head; /* first: the inline path reads it */
-    /* Owed slots as sequence numbers: x_owed counts the slots left empty (and the sweeps that
-     * ran out of memory); x_covered is the largest count a sweep read as it began and then
-     * completed. A slot counted at or below x_covered was filled by that sweep, or its member
-     * left the list. */
+    /* Owed slots outside the table as sequence numbers: x_owed counts the slots left empty
+     * untabled (and the sweeps that ran out of memory); x_covered is the largest count a sweep
+     * read as it began and then completed. A slot counted at or below x_covered was filled by
+     * that sweep, or its member left the list. */
     uint64_t x_owed, x_covered;
     struct swf_feature_config cfg;
-    pthread_mutex_t lock; /* activate, deactivate, catch_up */
-    int complete;         /* the current activation's sweep returned 0 */
+    pthread_mutex_t lock;       /* activate, deactivate, catch_up, maintain */
+    int complete;               /* the current activation's sweep returned 0 */
+    uint32_t x_maintainer_in;   /* the maintainer thread holds the lock (destroy tells it apart) */
+    uint64_t x_headroom;        /* the watermark, resolved at activate */
+    uint64_t x_adds_maintained; /* adds (stripes' x_assigned + x_left) the last refill saw */
+    struct swfi_owed owed;
+    void **x_reserve; /* cfg.add_reserve slots: NULL or an object, uninitialised */
     uint64_t x_activations, x_deactivations, x_assigned_by_sweep, x_lost_by_sweep;
-    uint64_t x_catch_ups, x_unpublished, x_released;
+    uint64_t x_catch_ups, x_walks, x_filled, x_maintains, x_unpublished, x_released;
+    /* The maintainer thread (cfg.maintain_ms): */
+    pthread_t maintainer;
+    pthread_mutex_t mt_lock;
+    pthread_cond_t mt_wake;
+    bool mt_running, mt_stop;
     struct stripe stripes[STRIPES];
 };
 
@@ -120,23 +138,75 @@ static struct stripe *stripe_of_thread(struct swf_feature *f)
     return &f->stripes[my_stripe];
 }
 
+/* An object for an add whose NOWAIT allocation failed: one from the add reserve, whose slots
+ * this thread scans once from its stripe's place. The exchange pairs with the refill's release. */
+static void *take_reserved(struct swf_feature *f)
+{
+    size_t n = f->cfg.add_reserve;
+    for (size_t k = 0, start = my_stripe * n / STRIPES; k < n; k++) {
+        void **r = &f->x_reserve[(start + k) % n];
+        void *obj;
+        if (swfi_load_relaxed_ptr(r) != NULL && (obj = swfi_exchange_acquire_ptr(r, NULL)) != NULL)
+            return obj;
+    }
+    return NULL;
+}
+
+/* Both steps found nothing: member is owed, in the table while an entry is free (owed.h), else
+ * counted in x_owed for a walk. Returns 0 when a sweep filled the slot meanwhile. */
+static int owe(struct swf_feature *f, struct stripe *s, void **slot, void *member,
+               enum swf_alloc_mode mode)
+{
+    int marked = swfi_owed_mark(&f->owed, slot, member, my_stripe * f->owed.n / STRIPES);
+    if (marked < 0)
+        return 0;
+    swfi_fetch_add_relaxed_64(&s->x_left, 1);
+    if (marked == 0) {
+        swfi_fetch_add_relaxed_64(&s->x_untabled, 1);
+        /* After the link: a sweep that reads this count (acquire) as it begins walks a list
+         * that holds the member. */
+        (void)swfi_fetch_add_release_64(&f->x_owed, 1);
+    }
+    return mode == SWF_NOWAIT ? EAGAIN : ENOMEM;
+}
+
+/* An object for an add: the cache's, else (NOWAIT) the add reserve's. */
+static void *add_object(struct swf_feature *f, struct stripe *s, enum swf_alloc_mode mode)
+{
+    if (mode == SWF_WAIT)
+        return swf_cache_alloc(f->cfg.sweep.cache, mode);
+    void *obj = swf_cache_alloc_fast(f->cfg.sweep.cache);
+    if (obj == NULL && (obj = take_reserved(f)) != NULL)
+        swfi_fetch_add_relaxed_64(&s->x_reserve_uses, 1);
+    return obj;
+}
+
+/* Publish obj in a slot that holds member's owed mark (an add retried after EAGAIN): as a filler
+ * would, claiming the entry first. False when a catch-up filled it meanwhile. */
+static bool publish_owed(struct swf_feature *f, void *member, void **slot, const void *mark,
+                         void *obj)
+{
+    size_t i;
+    return swfi_owed_reclaim(&f->owed, member, mark, &i) &&
+           swfi_owed_settle(&f->owed, i, slot, obj);
+}
+
 /* Counted in, with the flag seen on after C: give member an object unless it has one. */
 static int fill(struct swf_feature *f, struct stripe *s, void *member, enum swf_alloc_mode mode)
 {
     void **slot = swf_slot_of(member, f->cfg.sweep.list.slot_offset);
-    if (swf_slot_peek(slot) != NULL)
-        return 0; /* the sweep was first */
-    void *obj = mode == SWF_NOWAIT ? swf_cache_alloc_fast(f->cfg.sweep.cache)
-                                   : swf_cache_alloc(f->cfg.sweep.cache, mode);
-    if (obj == NULL) {
+    void *mark = swf_slot_peek(slot);
+    if (mark != NULL && !swfi_owed_is_mark(mark))
+        return 0; /* the sweep, or a catch-up, was first */
+    void *obj = add_object(f, s, mode);
+    if (obj == NULL && mark == NULL)
+        return owe(f, s, slot, member, mode);
+    if (obj == NULL) { /* owed already, in the table */
         swfi_fetch_add_relaxed_64(&s->x_left, 1);
-        /* After the link: a sweep that reads this count (acquire) as it begins walks a list
-         * that holds the member. */
-        (void)swfi_fetch_add_release_64(&f->x_owed, 1);
         return mode == SWF_NOWAIT ? EAGAIN : ENOMEM;
     }
     f->cfg.sweep.init(obj, member, f->cfg.sweep.init_arg);
-    if (swf_slot_publish_cas(slot, obj)) {
+    if (mark == NULL ? swf_slot_publish_cas(slot, obj) : publish_owed(f, member, slot, mark, obj)) {
         swfi_fetch_add_relaxed_64(&s->x_assigned, 1);
     } else {
         swf_cache_free(f->cfg.sweep.cache, obj); /* never published: no grace period needed */
@@ -181,7 +251,9 @@ int swf_feature_release(struct swf_feature *f, void *member)
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
     SWF_CHECK_ARG(member == NULL, EINVAL, "member is NULL");
     void *obj = swf_slot_take(swf_slot_of(member, f->cfg.sweep.list.slot_offset));
-    if (obj != NULL) {
+    if (obj != NULL && swfi_owed_is_mark(obj)) {
+        swfi_owed_forget(&f->owed, member, obj); /* owed, never filled: the entry goes back */
+    } else if (obj != NULL) {
         swf_cache_free(f->cfg.sweep.cache, obj);
         swfi_fetch_add_relaxed_64(&f->x_released, 1);
     }
@@ -253,6 +325,137 @@ static size_t count_members(struct swf_feature *f)
     return n > most ? n : most;
 }
 
+/* ---- between the switches: headroom, the add reserve, the owed table ----------------------- */
+
+/* The headroom that count members call for (cfg.headroom resolved). */
+static size_t headroom_for(const struct swf_feature *f, size_t count)
+{
+    if (f->cfg.headroom != SWF_FEATURE_HEADROOM_AUTO)
+        return f->cfg.headroom;
+    return count / 16 > SWF_FEATURE_HEADROOM_MIN ? count / 16 : SWF_FEATURE_HEADROOM_MIN;
+}
+
+/* What to make ready for count members: count, the sweep's and the adds' reserves, and the
+ * headroom, saturating (a grow of SIZE_MAX fails with ENOMEM, as it should). */
+static size_t prepare_for(const struct swf_feature *f, size_t count)
+{
+    size_t parts[] = {f->cfg.sweep.reserve, f->cfg.add_reserve, headroom_for(f, count)};
+    size_t n = count;
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+        n = n > SIZE_MAX - parts[i] ? SIZE_MAX : n + parts[i];
+    return n;
+}
+
+static uint64_t stripe_sum(struct swf_feature *f, size_t offset)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < STRIPES; i++)
+        sum += swfi_load_relaxed_64((const uint64_t *)((const char *)&f->stripes[i] + offset));
+    return sum;
+}
+
+/* Adds that took an object or found none: each may have taken the cache below its headroom. */
+static uint64_t adds_so_far(struct swf_feature *f)
+{
+    return stripe_sum(f, offsetof(struct stripe, x_assigned)) +
+           stripe_sum(f, offsetof(struct stripe, x_left));
+}
+
+/* Under f->lock, with the flag up: fill the add reserve's empty slots (a release store each,
+ * which the adders' exchange acquires), then grow the cache back to the headroom. */
+static int maintain_locked(struct swf_feature *f)
+{
+    swfi_store_relaxed_64(&f->x_adds_maintained, adds_so_far(f));
+    int err = 0;
+    for (size_t i = 0; i < f->cfg.add_reserve && err == 0; i++) {
+        if (swfi_load_relaxed_ptr(&f->x_reserve[i]) != NULL)
+            continue;
+        void *obj = swf_cache_alloc(f->cfg.sweep.cache, SWF_WAIT);
+        if (obj == NULL)
+            err = ENOMEM;
+        else
+            swfi_store_release_ptr(&f->x_reserve[i], obj);
+    }
+    uint64_t headroom = swfi_load_relaxed_64(&f->x_headroom);
+    if (err == 0 && headroom != 0)
+        err = swf_cache_grow(f->cfg.sweep.cache, (size_t)headroom);
+    swfi_fetch_add_relaxed_64(&f->x_maintains, 1);
+    if (err != 0)
+        swfi_store_relaxed_64(&f->x_adds_maintained, UINT64_MAX); /* the next call tries again */
+    return err;
+}
+
+/* Under f->lock, with the adders drained: the add reserve's objects back to the cache (never
+ * published: no grace period). */
+static void drain_reserve(struct swf_feature *f)
+{
+    for (size_t i = 0; i < f->cfg.add_reserve; i++) {
+        void *obj = swfi_exchange_acquire_ptr(&f->x_reserve[i], NULL);
+        if (obj != NULL)
+            swf_cache_free(f->cfg.sweep.cache, obj);
+    }
+}
+
+/* Under f->lock, with the flag up: fill every member in the owed table, one allocation each
+ * (made before the claim, so that no claim waits for memory). */
+static int fill_owed(struct swf_feature *f)
+{
+    struct swf_cache *c = f->cfg.sweep.cache;
+    void *obj = NULL, *member;
+    int err = 0;
+    for (size_t i = 0; swfi_owed_count(&f->owed) != 0; i++) {
+        if (obj == NULL && (obj = swf_cache_alloc_fast(c)) == NULL &&
+            (obj = swf_cache_alloc(c, SWF_WAIT)) == NULL) {
+            err = ENOMEM;
+            break;
+        }
+        if ((member = swfi_owed_claim(&f->owed, &i)) == NULL)
+            break;
+        f->cfg.sweep.init(obj, member, f->cfg.sweep.init_arg);
+        if (swfi_owed_settle(&f->owed, i, swf_slot_of(member, f->cfg.sweep.list.slot_offset),
+                             obj)) {
+            swfi_fetch_add_relaxed_64(&f->x_filled, 1);
+            obj = NULL;
+        }
+    }
+    if (obj != NULL)
+        swf_cache_free(c, obj); /* never published */
+    return err;
+}
+
+/* Under f->lock, with the flag down and the adders drained: clear every owed mark, so that
+ * deactivate's walk meets objects only. */
+static void clear_owed(struct swf_feature *f)
+{
+    void *member;
+    for (size_t i = 0; (member = swfi_owed_claim(&f->owed, &i)) != NULL; i++)
+        (void)swfi_owed_settle(&f->owed, i, swf_slot_of(member, f->cfg.sweep.list.slot_offset),
+                               NULL);
+}
+
+int swf_feature_prepare(struct swf_feature *f, size_t count)
+{
+    SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    SWFI_BLOCKING_CALL();
+    return swf_cache_grow(f->cfg.sweep.cache, prepare_for(f, count)); /* its reason, if any */
+}
+
+int swf_feature_maintain(struct swf_feature *f)
+{
+    SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
+    if (!(swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON) ||
+        adds_so_far(f) == swfi_load_relaxed_64(&f->x_adds_maintained))
+        return 0;
+    SWFI_BLOCKING_CALL();
+    if (pthread_mutex_trylock(&f->lock) != 0)
+        return 0; /* activate, deactivate or catch-up: each maintains on its way */
+    int err = 0;
+    if (swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON)
+        err = maintain_locked(f);
+    pthread_mutex_unlock(&f->lock);
+    return err ? swfi_fail(__func__, err, "no memory for the add reserve or the headroom") : 0;
+}
+
 int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
 {
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
@@ -267,17 +470,24 @@ int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
         /* Before the flag: no adder allocates while the grow holds the refill mutex. */
         size_t prepare = f->cfg.prepare;
         if (prepare == SWF_FEATURE_PREPARE_COUNT)
-            prepare = count_members(f) + f->cfg.sweep.reserve;
+            prepare = prepare_for(f, count_members(f));
         if (prepare != 0)
             (void)swf_cache_grow(f->cfg.sweep.cache, prepare);
         swfi_fetch_or_seq_cst_32(&f->head.x_gate, GATE_ON);
         barrier_b(f);
     }
-    int err = sweep(f, stats);
+    struct swf_sweep_stats st;
+    int err = sweep(f, &st);
     f->complete = err == 0;
     if (err == 0)
         swfi_fetch_add_relaxed_64(&f->x_activations, 1);
+    /* The members the sweep stepped on: its visits less its revisits' share is not known, so
+     * the assigned and already-set counts, which a revisit does not inflate past the list. */
+    swfi_store_relaxed_64(&f->x_headroom, headroom_for(f, st.assigned + st.already_set));
+    (void)maintain_locked(f); /* best effort: adders fall back on owing */
     pthread_mutex_unlock(&f->lock);
+    if (stats != NULL)
+        *stats = st;
     return err ? swfi_fail(__func__, err, "the sweep ran out of memory: call activate again") : 0;
 }
 
@@ -287,22 +497,27 @@ int swf_feature_catch_up(struct swf_feature *f, struct swf_sweep_stats *stats)
     SWFI_BLOCKING_CALL();
     if (stats != NULL)
         memset(stats, 0, sizeof(*stats));
-    /* Every slot owed before this call is counted at or below owed. A sweep that completed
-     * after reading a count that high has filled them: return at once only then. One in flight
-     * (another thread's) covers them only once it completes: wait for it on the lock, then
-     * look again. */
+    /* Every member owed before this call is in the table (an adder counts it there before its
+     * EAGAIN), or counted at or below owed. A sweep that completed after reading a count that
+     * high has filled the latter: skip the walk only then. One in flight (another thread's)
+     * covers them only once it completes: wait for it on the lock, then look again. */
     uint64_t owed = swfi_load_acquire_64(&f->x_owed);
-    if (swfi_load_acquire_64(&f->x_covered) >= owed)
+    if (swfi_owed_count(&f->owed) == 0 && swfi_load_acquire_64(&f->x_covered) >= owed)
         return 0;
     pthread_mutex_lock(&f->lock);
     int err = 0;
-    if ((swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON) &&
-        swfi_load_acquire_64(&f->x_covered) < owed) {
-        err = sweep(f, stats);
+    if (swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON) {
+        err = fill_owed(f);
+        if (err == 0 && swfi_load_acquire_64(&f->x_covered) < owed) {
+            err = sweep(f, stats);
+            swfi_fetch_add_relaxed_64(&f->x_walks, 1);
+        }
         swfi_fetch_add_relaxed_64(&f->x_catch_ups, 1);
+        if (err == 0)
+            err = maintain_locked(f);
     }
     pthread_mutex_unlock(&f->lock);
-    return err ? swfi_fail(__func__, err, "the sweep ran out of memory: still owed") : 0;
+    return err ? swfi_fail(__func__, err, "out of memory: members are still owed") : 0;
 }
 
 /* ---- deactivation ---------------------------------------------------------------------------- */
@@ -409,6 +624,8 @@ int swf_feature_deactivate(struct swf_feature *f)
     for (int i = 0; i < STRIPES; i++)
         while (swfi_load_seq_cst_32(&f->stripes[i].x_adders) != 0)
             sched_yield(); /* an adder between its count-in and count-out: a few steps */
+    clear_owed(f);
+    drain_reserve(f);
     take_all(f);
     if (swfi_checks_all())
         check_all_taken(f);
@@ -417,7 +634,72 @@ int swf_feature_deactivate(struct swf_feature *f)
     return 0;
 }
 
+/* ---- the maintainer thread (cfg.maintain_ms) ------------------------------------------------ */
+
+static void *maintainer(void *arg)
+{
+    struct swf_feature *f = arg;
+    pthread_mutex_lock(&f->mt_lock);
+    while (!f->mt_stop) {
+        struct timespec at;
+        clock_gettime(CLOCK_MONOTONIC, &at);
+        uint64_t ns = (uint64_t)at.tv_nsec + (uint64_t)f->cfg.maintain_ms * 1000000u;
+        at.tv_sec += (time_t)(ns / 1000000000u);
+        at.tv_nsec = (long)(ns % 1000000000u);
+        (void)pthread_cond_timedwait(&f->mt_wake, &f->mt_lock, &at);
+        if (f->mt_stop)
+            break;
+        pthread_mutex_unlock(&f->mt_lock);
+        swfi_store_relaxed_32(&f->x_maintainer_in, 1);
+        (void)swf_feature_maintain(f);
+        swfi_store_relaxed_32(&f->x_maintainer_in, 0);
+        pthread_mutex_lock(&f->mt_lock);
+    }
+    pthread_mutex_unlock(&f->mt_lock);
+    return NULL;
+}
+
+static int maintainer_start(struct swf_feature *f)
+{
+    if (f->cfg.maintain_ms == 0)
+        return 0;
+    f->mt_stop = false;
+    f->mt_running = pthread_create(&f->maintainer, NULL, maintainer, f) == 0;
+    return f->mt_running ? 0 : EAGAIN;
+}
+
+static void maintainer_stop(struct swf_feature *f)
+{
+    if (!f->mt_running)
+        return;
+    pthread_mutex_lock(&f->mt_lock);
+    f->mt_stop = true;
+    pthread_cond_signal(&f->mt_wake);
+    pthread_mutex_unlock(&f->mt_lock);
+    pthread_join(f->maintainer, NULL);
+    f->mt_running = false;
+}
+
 /* ---- create, destroy, stats ------------------------------------------------------------------ */
+
+/* The feature's own memory beyond the struct: the add reserve and the owed table. */
+static int feature_arrays(struct swf_feature *f)
+{
+    if (f->cfg.add_reserve != 0 &&
+        (f->x_reserve = calloc(f->cfg.add_reserve, sizeof(*f->x_reserve))) == NULL)
+        return ENOMEM;
+    return swfi_owed_init(&f->owed, f->cfg.owed_table);
+}
+
+static void feature_free(struct swf_feature *f)
+{
+    swfi_owed_fini(&f->owed);
+    free(f->x_reserve);
+    pthread_cond_destroy(&f->mt_wake);
+    pthread_mutex_destroy(&f->mt_lock);
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+}
 
 int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature **out)
 {
@@ -429,6 +711,10 @@ int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature 
                                cfg->synchronize == NULL);
     if (err != 0)
         return err; /* swfi_sweep_check said why: every NULL field, or the first other fault */
+    SWF_CHECK_ARG(cfg->add_reserve > SWF_FEATURE_ADD_RESERVE_MAX, EINVAL,
+                  "cfg->add_reserve is above SWF_FEATURE_ADD_RESERVE_MAX");
+    SWF_CHECK_ARG(cfg->owed_table > SWF_FEATURE_OWED_TABLE_MAX, EINVAL,
+                  "cfg->owed_table is above SWF_FEATURE_OWED_TABLE_MAX");
     /* Resolved once: the feature's sweeps and deactivate's walk use the same bound. */
     sc.section_bound = swfi_section_bound(&sc, sc.list.ops);
     struct swf_feature *f;
@@ -438,10 +724,47 @@ int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature 
     f->cfg = *cfg;
     f->cfg.sweep = sc;
     pthread_mutex_init(&f->lock, NULL);
+    pthread_mutex_init(&f->mt_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&f->mt_wake, &ca);
+    pthread_condattr_destroy(&ca);
+    if (feature_arrays(f) != 0) {
+        feature_free(f);
+        return swfi_fail(__func__, ENOMEM, "no memory for the add reserve or the owed table");
+    }
     swfi_store_relaxed_32(&f->head.x_gate, membarrier_usable() ? 0 : GATE_FENCE);
+    if (maintainer_start(f) != 0) {
+        feature_free(f);
+        return swfi_fail(__func__, EAGAIN, "cfg->maintain_ms: the thread could not be created");
+    }
     swfi_cache_use(sc.cache, SWFI_CACHE_USER_FEATURE); /* until destroy, active or not */
     *out = f;
     return 0;
+}
+
+/* Objects f published that no deactivate or release has taken back: held by members that left
+ * the list while f was on, whose release is still to come (f is off: deactivate took the rest). */
+static uint64_t objects_out(struct swf_feature *f)
+{
+    uint64_t in = swfi_load_relaxed_64(&f->x_unpublished) + swfi_load_relaxed_64(&f->x_released);
+    uint64_t out = stripe_sum(f, offsetof(struct stripe, x_assigned)) +
+                   swfi_load_relaxed_64(&f->x_assigned_by_sweep) +
+                   swfi_load_relaxed_64(&f->x_filled);
+    return out > in ? out - in : 0;
+}
+
+/* Take f->lock for destroy, unless a call other than the maintainer's holds it. */
+static bool lock_for_destroy(struct swf_feature *f)
+{
+    for (;;) {
+        if (pthread_mutex_trylock(&f->lock) == 0)
+            return true;
+        if (!swfi_load_relaxed_32(&f->x_maintainer_in))
+            return false;
+        sched_yield(); /* the maintainer's try found f on a moment ago: it leaves at once */
+    }
 }
 
 int swf_feature_destroy(struct swf_feature *f)
@@ -449,18 +772,25 @@ int swf_feature_destroy(struct swf_feature *f)
     SWF_CHECK_ARG(f == NULL, EINVAL, "f is NULL");
     if (swfi_load_relaxed_32(&f->head.x_gate) & GATE_ON)
         return swfi_fail(__func__, EBUSY, "f is active");
+    if (!lock_for_destroy(f))
+        return swfi_fail(
+            __func__, EBUSY,
+            "another thread is inside activate, deactivate, catch-up or maintain on f");
+    uint64_t out = objects_out(f);
+    if (out != 0 && swfi_checks_all())
+        swfi_die(__func__,
+                 "%llu objects are still held by members that left the list: call "
+                 "swf_feature_release for each (from the callback that frees it) before destroy",
+                 (unsigned long long)out);
+    pthread_mutex_unlock(&f->lock);
+    if (out != 0)
+        return swfi_fail(__func__, EBUSY,
+                         "members that left the list still hold objects: their "
+                         "swf_feature_release is still to come");
+    maintainer_stop(f);
     swfi_cache_unuse(f->cfg.sweep.cache, SWFI_CACHE_USER_FEATURE);
-    pthread_mutex_destroy(&f->lock);
-    free(f);
+    feature_free(f);
     return 0;
-}
-
-static uint64_t stripe_sum(struct swf_feature *f, size_t offset)
-{
-    uint64_t sum = 0;
-    for (int i = 0; i < STRIPES; i++)
-        sum += swfi_load_relaxed_64((const uint64_t *)((const char *)&f->stripes[i] + offset));
-    return sum;
 }
 
 int swf_feature_stats(struct swf_feature *f, struct swf_feature_stats *out)
@@ -475,13 +805,22 @@ int swf_feature_stats(struct swf_feature *f, struct swf_feature_stats *out)
     s.activations = swfi_load_relaxed_64(&f->x_activations);
     s.deactivations = swfi_load_relaxed_64(&f->x_deactivations);
     s.assigned_by_add = stripe_sum(f, offsetof(struct stripe, x_assigned));
+    s.add_reserve_uses = stripe_sum(f, offsetof(struct stripe, x_reserve_uses));
     s.assigned_by_sweep = swfi_load_relaxed_64(&f->x_assigned_by_sweep);
     s.lost_races =
         stripe_sum(f, offsetof(struct stripe, x_lost)) + swfi_load_relaxed_64(&f->x_lost_by_sweep);
     s.left_owed = stripe_sum(f, offsetof(struct stripe, x_left));
+    s.owed_untabled = stripe_sum(f, offsetof(struct stripe, x_untabled));
     s.catch_ups = swfi_load_relaxed_64(&f->x_catch_ups);
+    s.catch_up_walks = swfi_load_relaxed_64(&f->x_walks);
+    s.filled_by_catch_up = swfi_load_relaxed_64(&f->x_filled);
+    s.maintains = swfi_load_relaxed_64(&f->x_maintains);
     s.unpublished = swfi_load_relaxed_64(&f->x_unpublished);
     s.released = swfi_load_relaxed_64(&f->x_released);
+    s.headroom = swfi_load_relaxed_64(&f->x_headroom);
+    for (size_t i = 0; i < f->cfg.add_reserve; i++)
+        s.add_reserve_ready += swfi_load_relaxed_ptr(&f->x_reserve[i]) != NULL;
+    s.owed_tabled = swfi_owed_count(&f->owed);
     *out = s;
     return 0;
 }

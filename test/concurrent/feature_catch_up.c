@@ -17,7 +17,8 @@
  *     and, after each call that returns 0, check every member owed before the call (those
  *     whose add had returned when the call began).
  * At the end of each run the feature is deactivated, every slot is empty and the cache's alive
- * count is 0.
+ * count is 0. All of it twice: with no owed table (each catch-up walks the list) and with the
+ * default one (owed members are filled from it).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -249,20 +250,28 @@ static void churn(void)
 
 int main(void)
 {
-    struct swf_cache_config cc = {.object_size = 64, .name = "catch_up"};
-    tap_require(swf_cache_create(&cc, &cache) == 0, "swf_cache_create");
-    struct swf_feature_config fc;
-    swf_feature_config_init(&fc);
-    fc.sweep.list = items_list(&list);
-    fc.sweep.cache = cache;
-    fc.sweep.init = init_obj;
-    swf_guard_none(&fc.sweep.guard); /* CK_STAILQ: one writer, readers need no lock */
-    fc.sweep.section_bound = 0;      /* a list that cannot pin: one section */
-    fc.sweep.algo = SWF_RESTART;     /* what RESUME falls back to without pins */
-    fc.synchronize = grace;
-    tap_require(swf_feature_create(&fc, &feature) == 0, "swf_feature_create");
-    held_sweep();
-    churn();
-    ok(swf_feature_destroy(feature) == 0 && swf_cache_destroy(cache) == 0, "destroy");
+    /* Twice: members owed by the walk (no owed table) and by the owed table. No add reserve: an
+     * injected NOWAIT failure must leave the member owed. */
+    static const size_t tables[] = {0, SWF_FEATURE_OWED_TABLE_DEFAULT};
+    for (size_t t = 0; t < 2; t++) {
+        diag("owed table of %zu entries", tables[t]);
+        struct swf_cache_config cc = {.object_size = 64, .name = "catch_up"};
+        tap_require(swf_cache_create(&cc, &cache) == 0, "swf_cache_create");
+        struct swf_feature_config fc;
+        swf_feature_config_init(&fc);
+        fc.sweep.list = items_list(&list);
+        fc.sweep.cache = cache;
+        fc.sweep.init = init_obj;
+        swf_guard_none(&fc.sweep.guard); /* CK_STAILQ: one writer, readers need no lock */
+        fc.sweep.section_bound = 0;      /* a list that cannot pin: one section */
+        fc.sweep.algo = SWF_RESTART;     /* what RESUME falls back to without pins */
+        fc.synchronize = grace;
+        fc.add_reserve = 0;
+        fc.owed_table = tables[t];
+        tap_require(swf_feature_create(&fc, &feature) == 0, "swf_feature_create");
+        held_sweep();
+        churn();
+        ok(swf_feature_destroy(feature) == 0 && swf_cache_destroy(cache) == 0, "destroy");
+    }
     return tap_done();
 }

@@ -44,6 +44,9 @@ static void config(struct swf_feature_config *fc)
     fc->sweep.init = init_obj;
     swf_guard_none(&fc->sweep.guard);
     fc->synchronize = grace;
+    fc->headroom = 0;    /* the alive counts below are the members' objects alone, and ... */
+    fc->add_reserve = 0; /* ... a failed NOWAIT add leaves its slot empty (feature_between.c */
+    fc->owed_table = 0;  /* tests the headroom, the add reserve and the owed table) */
 }
 
 static size_t filled(void)
