@@ -20,8 +20,9 @@
  *     public struct (SWF_CACHE_MAGAZINE, SWF_PIN_GRACE_WORDS); and changing the size, member
  *     offsets or member types of a public struct that programs and the library share: those
  *     passed by pointer and filled by the program (swf_cache_config, swf_failslab,
- *     swf_sweep_config, swf_registry_config, swf_array) or by the library (swf_cache_stats,
- *     swf_sweep_stats, swf_registry_stats, swf_guard, swf_grace), held by value inside
+ *     swf_sweep_config, swf_registry_config, swf_feature_config, swf_array) or by the library
+ *     (swf_cache_stats, swf_sweep_stats, swf_registry_stats, swf_feature_stats, swf_guard,
+ *     swf_grace), held by value inside
  *     swf_sweep_config (swf_list, swf_guard), called through (swf_list_ops: swf_array_ops,
  *     NAME_ops), or embedded in the program's members (swf_node, swf_pin: programs touch their
  *     fields only through sweepfill's functions).
