@@ -22,6 +22,11 @@ Standard library only. Usable as a module (the functions below) and as a command
 
 Without --md the Markdown goes to stdout.
 
+Verdicts on sweepfill's goals follow bench/README.md's "Decision rules": the median of the
+per-repetition ratios (paired by repetition_index), printed with its sample count ("n=5"),
+against the goal's limit, or 1 + a noise band (5 %, or an A/A control's) for a goal of no
+difference; with fewer than 5 pairs, a verdict only where the figure clears the limit by the band.
+
 Measurements: when the same run (same run name and label) appears more than once - with
 --benchmark_repetitions, or because several binaries ran it - its figures are the median of the
 measurements, and the table says how many there were. When the files hold Google Benchmark's
@@ -36,6 +41,101 @@ import sys
 import report_limits
 from reportlib import (STANDARD_KEYS, fmt_count, fmt_num, load_runs, md_table,
                        median_of, merge_runs, ns_per_iteration, size_text, write)
+
+# ---- decision rules (bench/README.md, "Decision rules") -------------------------------------------
+
+BAND = 0.05      # the fixed noise band (rule 3)
+MIN_PAIRS = 5    # pairs a verdict needs to be read against the limit itself (rule 5)
+
+
+def _rep_values(runs, fn):
+    """{(file, repetition_index): fn(run)} over a run's measurements (position when unindexed)."""
+    out = {}
+    for i, r in enumerate(runs or ()):
+        v = fn(r)
+        if v is not None:
+            out[(r.get("file"), r.get("repetition_index", i))] = float(v)
+    return out
+
+
+def run_seconds(run):
+    """A measurement's seconds: its 'seconds' counter, else its real time per iteration."""
+    if "seconds" in run:
+        return float(run["seconds"])
+    return ns_per_iteration(run) * 1e-9
+
+
+def paired_ratio(num_runs, den_runs, fn=run_seconds, den_fn=None):
+    """Rule 1: the median of the per-repetition ratios num / den, repetitions paired by
+    (file, repetition_index); where the two share none, or one side was measured once, the ratio
+    of their medians, unpaired.
+    fn (den_fn: for den, when it differs) gives a measurement's figure. A dict: m (the figure), n
+    (pairs, or the smaller side's count), paired; None without data."""
+    a, b = _rep_values(num_runs, fn), _rep_values(den_runs, den_fn or fn)
+    keys = [k for k in a if k in b and b[k]]
+    if keys and len(a) > 1 and len(b) > 1:
+        return {"m": statistics.median(a[k] / b[k] for k in keys), "n": len(keys),
+                "paired": True}
+    if a and b and statistics.median(b.values()):
+        return {"m": statistics.median(a.values()) / statistics.median(b.values()),
+                "n": min(len(a), len(b)), "paired": False}
+    return None
+
+
+def ratio_of_values(values):
+    """Rule 1 for a family that reports each repetition's ratio itself: their median."""
+    values = [float(v) for v in values if v is not None]
+    if not values:
+        return None
+    return {"m": statistics.median(values), "n": len(values), "paired": True}
+
+
+def fmt_ratio(r, digits=2, growth=False):
+    """Rule 2: a ratio with its sample count, "1.04× (n=5)" (growth: "×1.04 (n=5)")."""
+    if r is None:
+        return "-"
+    m = fmt_num(r["m"]) if r["m"] >= 100 else f"{r['m']:.{digits}f}"
+    m = f"×{m}" if growth else f"{m}×"
+    return f"{m} (n={r['n']}{'' if r['paired'] else ', unpaired'})"
+
+
+def noise_band(aa=None):
+    """Rule 3: (band, how it was sized). aa: the A/A control's paired ratio, or None."""
+    if aa is None or aa["n"] < MIN_PAIRS:
+        return BAND, f"band {BAND * 100:g} %, fixed"
+    if abs(aa["m"] - 1) <= BAND:
+        return BAND, f"band {BAND * 100:g} %, fixed; the A/A control, {fmt_ratio(aa, 3)}, is within it"
+    band = abs(aa["m"] - 1)
+    return band, f"band {band * 100:.1f} %, from the A/A control: {fmt_ratio(aa, 3)}"
+
+
+def judge(r, limit, at_least=False, band=BAND):
+    """Rules 4 and 5: 'met', 'missed (above the goal)' / 'missed (below the goal)', or
+    'not judged (...)'. limit: the goal's L (for a goal of no difference, 1 + band)."""
+    if r is None:
+        return "not judged (no data)"
+    m, n = r["m"], r["n"]
+
+    def within(x, lim):
+        return x >= lim if at_least else x <= lim
+    miss = "missed (below the goal)" if at_least else "missed (above the goal)"
+    if n >= MIN_PAIRS:
+        return "met" if within(m, limit) else miss
+    if within(m, limit * (1 + band) if at_least else limit / (1 + band)):
+        return "met"
+    if not within(m, limit / (1 + band) if at_least else limit * (1 + band)):
+        return miss
+    return f"not judged (n={n} < {MIN_PAIRS}, within the band of the limit)"
+
+
+def worst(verdicts):
+    """One verdict for several: missed if any is, else not judged if any is, else met."""
+    for word in ("missed", "not judged"):
+        hit = [v for v in verdicts if v.startswith(word)]
+        if hit:
+            return hit[0]
+    return "met" if verdicts else "not judged (no data)"
+
 
 # ---- the alloc family ---------------------------------------------------------------------------
 
@@ -86,7 +186,8 @@ def alloc_summary(results):
         y = best["ns"]
         lines.append(f"{size_text(size)}, {threads} thread{'s' if threads > 1 else ''}: "
                      f"cache NOWAIT pair = {fmt_num(x)} ns, best malloc pair = {fmt_num(y)} ns "
-                     f"({best['allocator']}), ratio = X/Y = {x / y:.2f}")
+                     f"({best['allocator']}), ratio = X/Y = {x / y:.2f} (medians of n="
+                     f"{cache[0]['n']} and n={best['n']}, unpaired: separate binaries)")
     bad = [r for r in results if r["impl"] == "cache_nowait" and r["fails"]]
     if bad:
         lines.append("WARNING: NOWAIT failures in " + ", ".join(
@@ -142,7 +243,9 @@ def seed_results(runs):
     n, seconds (the 'seconds' counter, else the time per iteration), the other counters of
     _SEED_COUNTERS (None when absent), seconds_min and seconds_max (the fastest and the slowest
     measurement's), estimated (bool),
-    label, count (measurements: medians are taken over them), error."""
+    label, count (measurements: medians are taken over them), runs (the measurements, for the
+    paired ratios of the Decision rules), error. A seed variant named <variant>_aa (an A/A
+    control) has the kind "<ALGO> A/A"."""
     out = []
     for g in merge_runs(runs):
         m = _SEED_RE.match(g["name"])
@@ -150,9 +253,12 @@ def seed_results(runs):
             continue
         family, kind = m.group(1), m.group(2)
         if family == "seed":
-            kind = _ALGO_OF.get(kind, kind)
+            # <variant>_aa: the variant run a second time, an A/A control (Decision rules, 3)
+            base = kind[:-3] if kind.endswith("_aa") else kind
+            kind = _ALGO_OF.get(base, base) + (" A/A" if base != kind else "")
         r = {"family": family, "kind": kind, "size": int(m.group(3)) if m.group(3) else None,
-             "n": int(m.group(4)), "label": g["label"], "count": g["n"], "error": g["error"]}
+             "n": int(m.group(4)), "label": g["label"], "count": g["n"], "error": g["error"],
+             "runs": g["runs"]}
         for key in _SEED_COUNTERS:
             r[key] = _counter_median(g, key)
         secs = [float(x["seconds"]) for x in g["runs"] if "seconds" in x]
@@ -235,25 +341,29 @@ def seed_markdown(results, max_seconds=None):
                 if r is None:
                     continue
                 if r["error"]:
-                    rows.append([f"{n:,}", algo, "-", "-", "error: " + r["error"], "-", "-"])
+                    rows.append([f"{n:,}", algo, "-", "-", "error: " + r["error"], "-", "-",
+                                 "-"])
                     continue
                 est = r["estimated"]
                 rows.append([f"{n:,}", algo + (" (estimated)" if est else ""),
                              fmt_count(r["passes"]), fmt_count(r["visits"]),
                              _secs(r["seconds"], est), _secs(_ratio(r["seconds"], n / 1e9), est),
-                             _times(_ratio(r["seconds"], floor), est)])
+                             _times(_ratio(r["seconds"], floor), est), r["count"]])
                 if algo == "RESUME":
                     rows.append([f"{n:,}", "RESUME: grow only", "-", "-", _secs(r["grow_s"]),
                                  _secs(_ratio(r["grow_s"], n / 1e9)),
-                                 _times(_ratio(r["grow_s"], floor))])
+                                 _times(_ratio(r["grow_s"], floor)), r["count"]])
                     rows.append([f"{n:,}", "RESUME: in sections", "1", "-",
                                  _secs(r["sections_s"]), _secs(_ratio(r["sections_s"], n / 1e9)),
-                                 _times(_ratio(r["sections_s"], floor))])
+                                 _times(_ratio(r["sections_s"], floor)), r["count"]])
             if floor is not None:
+                wi = _find(results, "floor", "walk_init", size, n)
+                ft = _find(results, "floor", "first_touch", size, n)
                 rows.append([f"{n:,}", "baseline: walk + init + first touch", "1", f"{n:,}",
-                             _secs(floor), _secs(floor / n * 1e9), "1×"])
+                             _secs(floor), _secs(floor / n * 1e9), "1×",
+                             f"{wi['count']} + {ft['count']}"])
         text += md_table(["N", "algorithm", "passes", "visits", "seconds", "ns/member",
-                          "÷ baseline"], rows, "llrrrrr") + "\n"
+                          "÷ baseline", "n"], rows, "llrrrrrr") + "\n"
         same = _restart_like_resume(results, size, ns)
         if same:
             text += same + "\n\n"
@@ -275,13 +385,16 @@ def seed_markdown(results, max_seconds=None):
         for n in ns:
             b = _find(results, "seed", "BATCH_RESTART", size, n)
             r = _find(results, "seed", "RESUME", size, n)
-            if b is None or r is None or not r["seconds"] or b["seconds"] is None:
+            sp = paired_ratio(_runs_of(b), _runs_of(r)) if b and r else None
+            if sp is None or not r["seconds"] or b["seconds"] is None:
                 continue
             est = " (BATCH_RESTART estimated)" if b["estimated"] else ""
             text += (f"- {size_text(size)}, N = {n:,}: {fmt_num(b['seconds'])} s / "
-                     f"{fmt_num(r['seconds'])} s = {fmt_num(b['seconds'] / r['seconds'])}×{est}\n")
+                     f"{fmt_num(r['seconds'])} s = {fmt_ratio(sp)}{est}\n")
     text += "\n"
     notes = [
+        "n: the measurements (repetitions) each row's figures are the medians of; a ratio in "
+        "the table divides two medians.",
         "seconds: swf_cache_grow(N + 32) on a fresh cache plus the sweep, for every algorithm "
         "(the same memory preparation for all); `RESUME: grow only` and `RESUME: in sections` "
         "split RESUME's figure into the memory preparation and the time inside read-side "
@@ -324,31 +437,37 @@ def seed_markdown(results, max_seconds=None):
 
 
 def _verdict(ok, miss="above"):
-    """How a figure stands against its goal: a measurement, not a pass or a failure."""
-    return "met" if ok else f"{miss} the goal"
+    """A figure that is not a ratio of measurements (a count) against its goal."""
+    return "met" if ok else f"missed ({miss} the goal)"
+
+
+def _runs_of(r):
+    return r["runs"] if r and r.get("runs") else []
+
+
+def _counter(key):
+    return lambda run: run.get(key)
 
 
 def _resume_against_restart(results, size, ns):
-    """RESUME against RESTART: with no NOWAIT failure both run the same compiled loop (the
-    walk differs only after a failure), so what separates their medians is the spread between
-    repetitions, mostly the grow's. The goal (RESUME no slower) is met at an N where RESUME's
-    fastest repetition is no slower than RESTART's slowest: the two ranges overlap, or RESUME's
-    lies below."""
-    med, fast, good = [], [], True
+    """RESUME against RESTART, goal "no slower", by the Decision rules: per N, the median of the
+    paired ratios of their seconds, within 1 + the band (5 %, or the A/A control's)."""
+    parts, verdicts = [], []
     for n in ns:
         a, b = _find(results, "seed", "RESUME", size, n), _find(results, "seed", "RESTART", size, n)
-        if not (a and b and a["seconds"] and b["seconds"] and a["seconds_min"] and
-                b["seconds_min"] and b["seconds_max"]):
+        r = paired_ratio(_runs_of(a), _runs_of(b)) if a and b else None
+        if r is None:
             continue
-        med.append(f"{a['seconds'] / b['seconds']:.2f}×")
-        fast.append(f"{a['seconds_min'] / b['seconds_min']:.2f}×")
-        good = good and a["seconds_min"] <= b["seconds_max"]
-    if not med:
+        aa = _find(results, "seed", "RESTART A/A", size, n)
+        band, how = noise_band(paired_ratio(_runs_of(aa), _runs_of(b)) if aa else None)
+        v = judge(r, 1 + band, band=band)
+        verdicts.append(v)
+        parts.append(f"N = {n:,}: {fmt_ratio(r)}, limit {1 + band:.3f}× ({how}): {v}")
+    if not parts:
         return []
-    return [f"RESUME against RESTART, {size_text(size)} (the same work where no NOWAIT allocation "
-            f"fails): medians {', '.join(med)}, fastest repetitions {', '.join(fast)} at N = "
-            f"{', '.join(f'{n:,}' for n in ns)} (goal: no slower; met where RESUME's fastest "
-            f"repetition is no slower than RESTART's slowest): {_verdict(good)}"]
+    return [f"RESUME against RESTART, {size_text(size)}, seconds (goal: no slower; median of "
+            f"the paired ratios RESUME / RESTART within 1 + the band): {'; '.join(parts)}; "
+            f"overall: {worst(verdicts)}"]
 
 
 def seed_targets(results):
@@ -372,45 +491,48 @@ def seed_targets(results):
         lines.append(f"RESUME passes, {st}: {ptext} at N = {ntext} (goal: 1 at every N): "
                      f"{_verdict(all(p == 1 for p in passes), 'off')}")
         a, b = _find(results, "seed", "RESUME", size, lo), _find(results, "seed", "RESUME", size, hi)
-        if a and b and hi > lo and a["seconds"] and b["seconds"]:
-            growth, allowed = b["seconds"] / a["seconds"], 1.1 * hi / lo
-            sg = (b["sweep_s"] / a["sweep_s"]) if a["sweep_s"] and b["sweep_s"] else None
-            lines.append(f"RESUME growth, {st}: {lo:,} -> {hi:,} members: ×{growth:.2f} in time "
-                         f"(grow + sweep; the sweep alone ×{sg:.2f}) for ×{hi / lo:g} members "
-                         f"(goal ≤ ×{allowed:.2f}): {_verdict(growth <= allowed)}")
+        g = paired_ratio(_runs_of(b), _runs_of(a)) if a and b and hi > lo else None
+        if g:
+            allowed = 1.1 * hi / lo
+            sg = paired_ratio(_runs_of(b), _runs_of(a), _counter("sweep_s"))
+            lines.append(f"RESUME growth, {st}: {lo:,} -> {hi:,} members: "
+                         f"{fmt_ratio(g, growth=True)} in time (grow + sweep; the sweep alone "
+                         f"{fmt_ratio(sg, growth=True)}) for ×{hi / lo:g} members (goal ≤ "
+                         f"×{allowed:.2f}): {judge(g, allowed)}")
         bb, rb = _find(results, "seed", "BATCH_RESTART", size, hi), b
-        if bb and rb and rb["seconds"] and bb["seconds"]:
-            sp = bb["seconds"] / rb["seconds"]
+        sp = paired_ratio(_runs_of(bb), _runs_of(rb)) if bb and rb else None
+        if sp:
             est = ", BATCH_RESTART estimated" if bb["estimated"] else ""
-            lines.append(f"RESUME over BATCH_RESTART at N = {hi:,}, {st}: {fmt_num(sp)}×{est} "
+            lines.append(f"RESUME over BATCH_RESTART at N = {hi:,}, {st}: {fmt_ratio(sp)}{est} "
                          f"(goal ≥ 1,000×; the kernel patch reported 2,476×): "
-                         f"{_verdict(sp >= 1000, 'below')}")
+                         f"{judge(sp, 1000, at_least=True)}")
         if size <= 64:
-            parts, good = [], True
+            parts, verdicts = [], []
             for n in ns:
                 r, w = _find(results, "seed", "RESUME", size, n), _find(results, "floor", "walk",
                                                                        None, n)
-                if r and w and r["sections_s"] and w["seconds"]:
-                    x = r["sections_s"] / w["seconds"]
-                    good = good and x <= 1.3
-                    parts.append(f"N = {n:,}: {x:.2f}×")
+                x = paired_ratio(_runs_of(r), _runs_of(w), _counter("sections_s"),
+                                 run_seconds) if r and w else None
+                if x:
+                    verdicts.append(judge(x, 1.3))
+                    parts.append(f"N = {n:,}: {fmt_ratio(x)}")
             if parts:
                 lines.append(f"RESUME inside read-side sections against the walk-only floor, "
-                             f"{st}: {'; '.join(parts)} (goal ≤ 1.3×): {_verdict(good)}")
+                             f"{st}: {'; '.join(parts)} (goal ≤ 1.3×): {worst(verdicts)}")
         if size >= 4096:
             lines += _resume_against_restart(results, size, ns)
-            parts, good = [], True
+            parts, verdicts = [], []
             for n in ns:
                 r, f = _find(results, "seed", "RESUME", size, n), _find(results, "floor",
                                                                        "first_touch", size, n)
-                if r and f and r["seconds"] and f["seconds"]:
-                    x = r["seconds"] / f["seconds"]
-                    good = good and x <= 1.1
-                    parts.append(f"N = {n:,}: {x:.2f}×")
+                x = paired_ratio(_runs_of(r), _runs_of(f)) if r and f else None
+                if x:
+                    verdicts.append(judge(x, 1.1))
+                    parts.append(f"N = {n:,}: {fmt_ratio(x)}")
             if parts:
                 lines.append(f"RESUME grow + sweep against the first touch of the objects' "
                              f"memory, {st}: {'; '.join(parts)} (goal ≤ 1.1×): "
-                             f"{_verdict(good)}")
+                             f"{worst(verdicts)}")
     return lines
 
 
@@ -447,6 +569,7 @@ def nowait_failures_markdown(runs):
             continue
         c = {k: _counter_median(g, k) for k in ("passes", "visits", "refills", "restarts",
                                                   "seconds", "ns_per_member")}
+        c["runs"] = g["runs"]
         by[(fail, n, algo)] = c
         rows.append((fail, n, algo, [f"{fail} %", f"{n:,}", algo, fmt_count(c["passes"]),
                                      fmt_count(c["visits"]), fmt_count(c["refills"]),
@@ -458,23 +581,27 @@ def nowait_failures_markdown(runs):
     text += "\n"
     for (fail, n, algo), c in sorted(by.items()):
         o = by.get((fail, n, "RESUME"))
-        if algo == "RESTART" and o and o["visits"] and o["seconds"]:
+        t = paired_ratio(c["runs"], o["runs"]) if algo == "RESTART" and o else None
+        if t and o["visits"]:
             text += (f"- {fail} % failure, N = {n:,}: RESTART makes "
                      f"{c['visits'] / o['visits']:,.1f}× the visits of RESUME and takes "
-                     f"{c['seconds'] / o['seconds']:,.1f}× its time\n")
+                     f"{t['m']:,.1f}× its time (n={t['n']}"
+                     f"{'' if t['paired'] else ', unpaired'})\n")
     return text
 
 
 def sweep_overhead_markdown(runs):
     """The hand-written loop, the macro-generated sweep and swf_sweep, per N and order."""
-    by = {}
+    by, groups = {}, {}
     for g, m in _groups(runs, _GENERIC_RE):
         key = (int(m.group(3)), int(m.group(2)))
         by.setdefault(key, {})[m.group(1)] = None if g["error"] else _counter_median(
             g, "ns_per_member")
+        groups.setdefault(key, {})[m.group(1)] = None if g["error"] else g["runs"]
     rows, lines = [], []
     for (n, order), v in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         hand = v.get("hand")
+        gv = groups[(n, order)]
 
         def cell(x):
             if x is None:
@@ -483,10 +610,10 @@ def sweep_overhead_markdown(runs):
         otext = "shuffled" if order else "in order"
         rows.append([f"{n:,}", otext, fmt_num(hand), cell(v.get("macro")),
                      cell(v.get("ops_table"))])
-        if hand and v.get("macro"):
-            x = v["macro"] / hand
-            lines.append(f"macro against hand-written, N = {n:,}, {otext}: {x:.2f}× (goal ≤ "
-                         f"1.05×): {_verdict(x <= 1.05)}")
+        x = paired_ratio(gv.get("macro"), gv.get("hand"), _counter("ns_per_member"))
+        if hand and v.get("macro") and x:
+            lines.append(f"macro against hand-written, N = {n:,}, {otext}: {fmt_ratio(x)} (goal ≤ "
+                         f"1.05×): {judge(x, 1.05)}")
     text = md_table(["N", "order", "hand-written ns/member", "SWF_SWEEP_DEFINE ns/member",
                      "swf_sweep (ops table) ns/member"], rows, "llrrr")
     text += "\n" + "".join(f"- {line}\n" for line in lines)
@@ -496,24 +623,26 @@ def sweep_overhead_markdown(runs):
 def sweep_overhead_lists_markdown(runs):
     """The other lists: each list's hand-written loop against SWF_SWEEP_DEFINE on its
     _AUTO adapter."""
-    by = {}
+    by, groups = {}, {}
     for g, m in _groups(runs, _GENERIC_LISTS_RE):
         key = (m.group(1), int(m.group(3)), int(m.group(4)))
         by.setdefault(key, {})[m.group(2)] = None if g["error"] else _counter_median(
             g, "ns_per_member")
+        groups.setdefault(key, {})[m.group(2)] = None if g["error"] else g["runs"]
     if not by:
         return ""
     rows, lines = [], []
     for (kind, order, n), v in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
         hand, macro = v.get("hand"), v.get("macro")
+        gv = groups[(kind, order, n)]
         otext = "shuffled" if order else "in order"
-        ratio = f"{macro / hand:.2f}×" if hand and macro else "-"
+        x = paired_ratio(gv.get("macro"), gv.get("hand"), _counter("ns_per_member")) \
+            if hand and macro else None
         rows.append([_LIST_NAMES.get(kind, kind), f"{n:,}", otext, fmt_num(hand), fmt_num(macro),
-                     ratio])
-        if hand and macro:
-            x = macro / hand
+                     fmt_ratio(x)])
+        if x:
             lines.append(f"{_LIST_NAMES.get(kind, kind)}, N = {n:,}, {otext}: macro against "
-                         f"hand-written {x:.2f}× (goal ≤ 1.05×): {_verdict(x <= 1.05)}")
+                         f"hand-written {fmt_ratio(x)} (goal ≤ 1.05×): {judge(x, 1.05)}")
     text = "\n" + md_table(["list", "N", "order", "hand-written ns/member",
                             "SWF_SWEEP_DEFINE (_AUTO) ns/member", "macro / hand"], rows, "lllrrr")
     return text + "\n" + "".join(f"- {line}\n" for line in lines)
@@ -532,11 +661,12 @@ def sweep_overhead_pairs_markdown(runs):
             continue
         c = {k: _counter_median(g, k) for k in ("hand_ns_per_member", "macro_ns_per_member",
                                                  "ratio")}
+        x = ratio_of_values(r.get("ratio") for r in g["runs"])
         rows.append([_LIST_NAMES[kind], f"{n:,}", otext, fmt_num(c["hand_ns_per_member"]),
-                     fmt_num(c["macro_ns_per_member"]), f"{c['ratio']:.3f}×"])
-        lines.append(f"{_LIST_NAMES[kind]}, N = {n:,}, {otext}, back to back: macro against "
-                     f"hand-written {c['ratio']:.3f}× (goal ≤ 1.05×): "
-                     f"{_verdict(c['ratio'] <= 1.05)}")
+                     fmt_num(c["macro_ns_per_member"]), fmt_ratio(x, 3)])
+        if x:
+            lines.append(f"{_LIST_NAMES[kind]}, N = {n:,}, {otext}, back to back: macro against "
+                         f"hand-written {fmt_ratio(x, 3)} (goal ≤ 1.05×): {judge(x, 1.05)}")
     if not rows:
         return ""
     text = "\n" + md_table(["list", "N", "order", "hand-written ns/member",

@@ -4,8 +4,11 @@
 Checks the reading (repetitions, median aggregates, runs repeated across files, errors), the
 alloc table and its summary line, the generic table, the seed table (floors, ÷ baseline and its
 definition, estimated rows, speedups, sweepfill's goals, the note when RESTART and RESUME did the
-same work), and the nowait_failures, sweep_overhead and section_bounds family tables (also from
-the command line, each subcommand named after its family's source file); and bench/plot.py's
+same work), the Decision rules of bench/README.md (a median of paired per-repetition ratios
+with its sample count, within the goal's limit or 1 + a noise band of 5 % or an A/A control's:
+a 10 % regression inside one run's noise is missed, an A/A pair is met), and the
+nowait_failures, sweep_overhead and section_bounds family tables (also from the command line,
+each subcommand named after its family's source file); and bench/plot.py's
 plots (matplotlib): well-formed SVG, one line per series, a legend, an x tick at every N measured and no
 other, axes fitted to the data, estimates as open markers, a note under the seed plot exactly when
 a line lies below the baseline. Without matplotlib the plot
@@ -117,8 +120,9 @@ with tempfile.TemporaryDirectory() as d:
 
     md = report.alloc_markdown(res)
     ok("| pair | jemalloc | 64 B | 1 | 4.00 |" in md, "the alloc table has a row per run")
-    ok("cache NOWAIT pair = 3.50 ns, best malloc pair = 4.00 ns (jemalloc), ratio = X/Y = 0.88"
-       in md, "the summary compares cache NOWAIT with the best malloc")
+    ok("cache NOWAIT pair = 3.50 ns, best malloc pair = 4.00 ns (jemalloc), ratio = X/Y = 0.88 "
+       "(medians of n=4 and n=1, unpaired: separate binaries)" in md,
+       "the summary compares cache NOWAIT with the best malloc, with the sample counts")
     ok("ERROR in alloc_pair/cache_wait/64/threads:1" in md, "errors are named under the table")
 
     gen = report.generic_markdown(runs)
@@ -216,17 +220,17 @@ with tempfile.TemporaryDirectory() as d:
     ok(resume["count"] == 3 and abs(resume["seconds"] - 0.0031) < 1e-12,
        "a seed run's figures are the medians of its repetitions")
     md = report.seed_markdown(res, "100")
-    ok("| 100,000 | RESUME | 1 | 100,000 | 0.00310 | 31.0 | 1.55× |" in md,
+    ok("| 100,000 | RESUME | 1 | 100,000 | 0.00310 | 31.0 | 1.55× | 3 |" in md,
        "a seed row: passes, visits, seconds, ns/member and ÷ baseline (walk+init + first touch)")
-    ok("| N | algorithm | passes | visits | seconds | ns/member | ÷ baseline |" in md
+    ok("| N | algorithm | passes | visits | seconds | ns/member | ÷ baseline | n |" in md
        and "× floor" not in md and "- ÷ baseline: seconds divided by the baseline's seconds" in md
        and "not a lower bound: below 1× means faster than the baseline" in md,
        "the ratio column is '÷ baseline', defined under the table, with what below 1× means")
     ok("| 400,000 | BATCH_RESTART (estimated) | 12,500 | 2,500,212,499 | ≈ 300 |" in md,
        "an estimated row is flagged and shows the formula's passes and visits")
-    ok("| 100,000 | baseline: walk + init + first touch | 1 | 100,000 | 0.00200 | 20.0 | 1× |"
-       in md and "| 100,000 | RESUME: in sections | 1 | - | 0.00120 |" in md,
-       "the baseline row and RESUME's time inside sections")
+    ok("| 100,000 | baseline: walk + init + first touch | 1 | 100,000 | 0.00200 | 20.0 | 1× | "
+       "1 + 1 |" in md and "| 100,000 | RESUME: in sections | 1 | - | 0.00120 |" in md,
+       "the baseline row and RESUME's time inside sections, each with its sample count")
     ok("RESTART and RESUME did the same work here" in md and "100 % failure" in md,
        "RESTART and RESUME with the same passes and visits: a note says why and where they differ")
     differ = [dict(r) for r in res]
@@ -238,30 +242,81 @@ with tempfile.TemporaryDirectory() as d:
     ok("issue" not in md.lower() and "target" not in md.lower()
        and "sweepfill's goals for these figures" in md,
        "the report speaks of sweepfill's goals, and of nothing outside the project")
-    ok("- 64 B, N = 400,000: 300 s / 0.0121 s = 24,793× (BATCH_RESTART estimated)" in md,
-       "the speedup of RESUME over BATCH_RESTART per N, flagged when estimated")
+    ok("- 64 B, N = 400,000: 300 s / 0.0121 s = 24,793× (n=1, unpaired) (BATCH_RESTART "
+       "estimated)" in md,
+       "the speedup of RESUME over BATCH_RESTART per N, its sample count, flagged when estimated")
     ok("estimated 2.40 s, measured 2.50 s (-4.0 %)" in md,
        "the estimator is compared with the real run where both exist")
     tg = "\n".join(report.seed_targets(res))
     ok("RESUME passes, 64 B: 1, 1 at N = 100,000, 400,000 (goal: 1 at every N): met" in tg
-       and "×3.90 in time" in tg and "(goal ≤ ×4.40): met" in tg,
-       "goals: one pass, linear growth")
-    ok("N = 100,000: 1.20×; N = 400,000: 1.20× (goal ≤ 1.3×): met" in tg
-       and "24,793×, BATCH_RESTART estimated (goal ≥ 1,000×" in tg,
-       "goals: inside sections against the walk, speedup")
-    def pair(kind, n, med, lo, hi):
-        return {"family": "seed", "kind": kind, "size": 4096, "n": n, "seconds": med,
-                "seconds_min": lo, "seconds_max": hi, "error": None}
-    rr = [pair("RESUME", 100000, 0.040, 0.033, 0.047), pair("RESTART", 100000, 0.036, 0.033, 0.043),
-          pair("RESUME", 400000, 0.19, 0.155, 0.35), pair("RESTART", 400000, 0.17, 0.16, 0.18)]
-    line = report._resume_against_restart(rr, 4096, [100000, 400000])
-    ok(line and "medians 1.11×, 1.12×, fastest repetitions 1.00×, 0.97×" in line[0]
-       and line[0].endswith(": met"),
-       "RESUME against RESTART: medians and fastest repetitions; met where the ranges overlap")
-    rr[0] = pair("RESUME", 100000, 0.050, 0.044, 0.055)
-    ok(report._resume_against_restart(rr, 4096, [100000, 400000])[0].endswith("above the goal"),
-       "RESUME against RESTART: above the goal where RESUME's fastest is slower than RESTART's "
-       "slowest")
+       and "×3.90 (n=3) in time" in tg and "(goal ≤ ×4.40): met" in tg,
+       "goals: one pass, linear growth on the median of 3 paired repetitions, n printed")
+    ok("N = 100,000: 1.20× (n=1, unpaired); N = 400,000: 1.20× (n=1, unpaired) (goal ≤ 1.3×): "
+       "met" in tg and "24,793× (n=1, unpaired), BATCH_RESTART estimated (goal ≥ 1,000×" in tg,
+       "goals: inside sections against the walk, speedup; one measurement against a median is "
+       "unpaired, and says so")
+    # The Decision rules (bench/README.md), on RESUME against RESTART at 4 KiB: the median of the
+    # per-repetition ratios, paired by repetition_index, within 1 + the band.
+    def rr_runs(reps, aa=None, n=100000):
+        """seed runs at one N: reps = [(RESTART s, RESUME s), ...] by repetition; aa: RESTART's
+        A/A control, seconds by repetition."""
+        out = []
+        for i, (b, a) in enumerate(reps):
+            for kind, secs in (("restart", b), ("resume", a)):
+                out.append(dict(seed_run(f"seed/{kind}/size:4096/n:{n}", secs, passes=1,
+                                         visits=n), repetition_index=i, file="rr.json"))
+        for i, secs in enumerate(aa or ()):
+            out.append(dict(seed_run(f"seed/restart_aa/size:4096/n:{n}", secs, passes=1,
+                                     visits=n), repetition_index=i, file="rr.json"))
+        return report.seed_results(out)
+
+    def rr_line(reps, aa=None):
+        lines = report._resume_against_restart(rr_runs(reps, aa), 4096, [100000])
+        return lines[0] if lines else ""
+
+    def overlap(reps):  # the old rule: RESUME's fastest no slower than RESTART's slowest
+        return min(a for _, a in reps) <= max(b for b, _ in reps)
+
+    # Was asserted "met" (the ranges overlap): a RESUME 11-12 % slower on the medians is missed.
+    slow = [(0.036, 0.040), (0.033, 0.037), (0.043, 0.047), (0.035, 0.039), (0.038, 0.0425)]
+    line = rr_line(slow)
+    ok(overlap(slow) and "N = 100,000: 1.11× (n=5)" in line
+       and line.endswith(": missed (above the goal)"),
+       "RESUME 11 % slower on the median of 5 paired ratios: missed, though the ranges overlap "
+       "(the old rule called it met)")
+    # A 10 % regression inside one run's noise: the repetitions spread by ±20 %, the pairs agree.
+    base = [0.032, 0.036, 0.040, 0.044, 0.048]
+    reg = [(b, b * x) for b, x in zip(base, (1.02, 1.18, 1.10, 1.05, 1.14))]
+    line = rr_line(reg)
+    ok(overlap(reg) and "1.10× (n=5)" in line and "band 5 %, fixed" in line
+       and not line.endswith(": met") and "missed" in line,
+       "a 10 % regression inside the noise of one run is not called met")
+    # A/A: the same code on both sides, per-repetition ratios within ±4 %.
+    same = [(b, b * x) for b, x in zip(base, (0.96, 1.04, 1.01, 0.97, 1.03))]
+    line = rr_line(same)
+    ok("1.01× (n=5)" in line and line.endswith(": met") and "missed" not in line,
+       "an A/A pair (RESUME = RESTART within ±4 % per repetition) is not called missed")
+    # An A/A control in the data sizes the band: RESTART_AA 8 % off RESTART -> band 8 %.
+    seven = [(b, b * 1.07) for b in base]
+    aa = [b * x for b, x in zip(base, (1.08, 1.07, 1.09, 1.08, 1.06))]
+    ok(rr_line(seven).endswith("missed (above the goal)")
+       and "band 8.0 %, from the A/A control: 1.080× (n=5)" in rr_line(seven, aa)
+       and rr_line(seven, aa).endswith(": met"),
+       "an A/A control widens the band to its own median's distance from 1, and says so")
+    ok("band 5 %, fixed" in rr_line(seven, [b * 1.01 for b in base]),
+       "a quiet A/A control does not narrow the band below 5 %")
+    # Fewer than 5 pairs: a verdict only where the figure clears the limit by the band.
+    few = [(b, b * 1.07) for b in base[:3]]
+    ok("not judged (n=3 < 5" in rr_line(few)
+       and rr_line([(b, b * 1.20) for b in base[:3]]).endswith("missed (above the goal)")
+       and rr_line([(b, b * 0.97) for b in base[:3]]).endswith(": met"),
+       "with 3 pairs: 1.07× not judged, 1.20× missed, 0.97× met")
+    readme = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "README.md"),
+                  encoding="utf-8").read()
+    rules = readme[readme.index("## Decision rules"):readme.index("## Goals")]
+    ok(report.BAND == 0.05 and "is 5 % (fixed)" in rules and report.MIN_PAIRS == 5
+       and "With n ≥ 5 pairs" in rules and "with at least 5 repetitions" in rules,
+       "report.py's band and sample count are bench/README.md's Decision rules")
     seed_plot_name = ("the seed plot: a line per algorithm plus the floor, the estimate an open "
                       "marker, ticks at N = 100k and 400k")
     out_md, out_svg = os.path.join(d, "seed.md"), os.path.join(d, "seed.svg")
@@ -304,10 +359,15 @@ with tempfile.TemporaryDirectory() as d:
                             ns_per_member=secs / 50000 * 1e9))
     for var, ns in (("hand", 3.0), ("macro", 3.9), ("ops_table", 4.8)):
         fam.append(seed_run(f"sweep_overhead/{var}/order:0/n:10000", ns * 1e-5, ns_per_member=ns))
-    for var, ns in (("tailq_hand", 3.0), ("tailq_macro", 3.1)):
-        fam.append(seed_run(f"sweep_overhead/{var}/order:1/n:10000", ns * 1e-5, ns_per_member=ns))
-    fam.append(seed_run("sweep_overhead/tailq_pair/order:1/n:100000", 0.004, ratio=1.01,
-                        hand_ns_per_member=20.0, macro_ns_per_member=20.2, pairs=50))
+    # 5 repetitions of each, spread by ±20 %: paired by repetition_index, macro / hand is 1.03.
+    for i, spread in enumerate((0.8, 1.2, 1.0, 0.9, 1.1)):
+        for var, ns in (("tailq_hand", 3.0 * spread), ("tailq_macro", 3.09 * spread)):
+            fam.append(seed_run(f"sweep_overhead/{var}/order:1/n:10000", ns * 1e-5,
+                                ns_per_member=ns, repetition_index=i))
+    for i, x in enumerate((1.00, 1.02, 1.01, 0.99, 1.03)):
+        fam.append(seed_run("sweep_overhead/tailq_pair/order:1/n:100000", 0.004, ratio=x,
+                            hand_ns_per_member=20.0, macro_ns_per_member=20.2, pairs=50,
+                            repetition_index=i))
     for bound, wait in ((0, 0.5), (64, 0.0002)):
         fam.append(seed_run(f"section_bounds/tailq_rwlock_wpref/bound:{bound}/n:1000000", 0.5,
                             ns_per_member=500, max_lock_wait_s=wait, mean_lock_wait_s=wait / 2,
@@ -324,17 +384,20 @@ with tempfile.TemporaryDirectory() as d:
     runs = report.load_runs([fpath])
     fmd = report.nowait_failures_markdown(runs)
     ok("| 100 % | 50,000 | RESTART | 1,563 | 39,114,062 | 1,562 | 1,562 | 500 |" in fmd
-       and "RESTART makes 758.6× the visits of RESUME and takes 250.0× its time" in fmd,
+       and "RESTART makes 758.6× the visits of RESUME and takes 250.0× its time (n=1, "
+       "unpaired)" in fmd,
        "the nowait_failures table and its comparison line")
     gmd = report.sweep_overhead_markdown(runs)
     ok("| 10,000 | in order | 3.00 | 3.90 (1.30×) | 4.80 (1.60×) |" in gmd
-       and "1.30× (goal ≤ 1.05×): above the goal" in gmd,
-       "the sweep_overhead table and its goal line, a miss worded as a measurement")
-    ok("| sys TAILQ (rwlock) | 10,000 | shuffled | 3.00 | 3.10 | 1.03× |" in gmd
-       and "1.03× (goal ≤ 1.05×): met" in gmd, "the other lists' sweep_overhead table and goal line")
-    ok("| sys TAILQ (rwlock) | 100,000 | shuffled | 20.0 | 20.2 | 1.010× |" in gmd
-       and "back to back: macro against hand-written 1.010× (goal ≤ 1.05×): met" in gmd,
-       "the paired sweep_overhead table")
+       and "1.30× (n=1, unpaired) (goal ≤ 1.05×): missed (above the goal)" in gmd,
+       "the sweep_overhead table and its goal line: one measurement a side, 1.30× clears the "
+       "limit by more than the band: missed, worded as a measurement")
+    ok("| sys TAILQ (rwlock) | 10,000 | shuffled | 3.00 | 3.09 | 1.03× (n=5) |" in gmd
+       and "1.03× (n=5) (goal ≤ 1.05×): met" in gmd,
+       "the other lists' sweep_overhead table and goal line, on 5 paired repetitions")
+    ok("| sys TAILQ (rwlock) | 100,000 | shuffled | 20.0 | 20.2 | 1.010× (n=5) |" in gmd
+       and "back to back: macro against hand-written 1.010× (n=5) (goal ≤ 1.05×): met" in gmd,
+       "the paired sweep_overhead table: the median of the repetitions' own ratios")
     smd = report.section_bounds_markdown(runs)
     ok("| rwlock, writer-preferring | 0 (unbounded) | 1,000,000 | 500 | 500 | 500 | 250 | 10 |"
        in smd and "| rwlock, writer-preferring | 64 | 1,000,000 | 500 | 0.200 |" in smd,
