@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/compare_test.sh - bench/run --compare on two made-up Google Benchmark JSON files, one
-# twice as slow as the other: compare.py must report a time change of +1.0000 for the slower run.
+# twice as slow as the other: compare.py must report a time change of +1.0000 for the slower run;
+# and the same two recording different host memory states: refused, unless --force.
 # TAP; skipped, with the reason, where compare.py or scipy is not installed (bench/run --compare
 # installs them; a test does not); under CI=true (test/run installs them) that fails instead.
 set -u
@@ -38,4 +39,28 @@ if [ $r = 0 ] &&
 else
   echo "not ok 1 - $what"
 fi
-echo "1..1"
+# Two runs whose host memory states differ measured different things: refused, exit 3.
+sed 's/"library_build_type": "release"}/"library_build_type": "release", "host_memory": "warm"}/' \
+  "$tmp/run10.json" >"$tmp/warm.json"
+sed 's/"library_build_type": "release"}/"library_build_type": "release", "host_memory": "as-found"}/' \
+  "$tmp/run20.json" >"$tmp/cold.json"
+out=$("$here/run" --compare "$tmp/warm.json" "$tmp/cold.json" 2>&1)
+r=$?
+printf '%s\n' "$out" | sed 's/^/# /'
+what="bench/run --compare refuses two runs whose host memory states differ"
+if [ $r = 3 ] && grep -q "host memory state differ (host_memory: warm against as-found)" <<<"$out" &&
+  ! grep -q OVERALL_GEOMEAN <<<"$out"; then
+  echo "ok 2 - $what"
+else
+  echo "not ok 2 - $what"
+fi
+out=$("$here/run" --compare --force "$tmp/warm.json" "$tmp/cold.json" 2>&1)
+r=$?
+what="bench/run --compare --force compares them, saying they differ"
+if [ $r = 0 ] && grep -q "host memory state differ" <<<"$out" && grep -q OVERALL_GEOMEAN <<<"$out"
+then
+  echo "ok 3 - $what"
+else
+  echo "not ok 3 - $what"
+fi
+echo "1..3"

@@ -2,9 +2,11 @@
 # sourced by it: the memory-preparation floors (the ready family, from bench_seed's JSON), and the
 # section_bounds family beside CPU hogs, the many_threads family and the urcu_peer family. bench/run
 # --all runs them after the other families, bench/run --limits alone. Uses bench/run's variables
-# (bin, out, quick, q) and functions (step, result, say, report, family_run); defines three
-# functions.
-# shellcheck shell=bash disable=SC2154 # bin, out, quick and q are bench/run's
+# (bin, out, quick, q, pinned: bench/README.md, "One protocol") and functions (step, result, say,
+# report, family_run, annotate); defines three functions. Nothing here is pinned but the ready
+# family (bench_seed's, pinned like it): the section_bounds waiter and hogs, many_threads' threads
+# and urcu_peer's synchronizer run beside the measured thread.
+# shellcheck shell=bash disable=SC2154 # bin, out, quick, q and pinned are bench/run's
 
 # ready_table JSON: the memory-preparation floors (the ready/* rows of bench_seed's JSON).
 ready_table() {
@@ -27,6 +29,7 @@ limits_all() {
   if [ -x "$bin/bench_$sb" ]; then
     step "$sb family ran beside 2 CPU hogs (--hog=2)" "$bin/bench_$sb" "${q[@]}" \
       --hog=2 --benchmark_out="$out/$sb-hog.json" --benchmark_out_format=json &&
+      annotate "$out/$sb-hog.json" no &&
       step "$sb-hog table written" report $sb "$out/$sb-hog.json" --md "$out/$sb-hog.md" &&
       { [ ! -f "$out/$sb.json" ] ||
         step "$sb quiet against beside hogs written (report.py sidebyside)" \
@@ -36,11 +39,9 @@ limits_all() {
       { echo; echo "## $sb beside 2 CPU hogs"; echo; cat "$out/$sb-hog.md";
         [ ! -f "$out/$sb-vs-hog.md" ] || { echo; cat "$out/$sb-vs-hog.md"; }; } | say
   fi
-  local tq=(--benchmark_repetitions=3)
-  [ "$quick" = 1 ] && tq=(--quick)
-  family_run many_threads "${tq[@]}"
+  family_run many_threads
   if [ -x "$bin/bench_urcu_peer" ]; then
-    family_run urcu_peer "${tq[@]}"
+    family_run urcu_peer
   else
     echo "bench_urcu_peer not built (liburcu missing, or a sanitizer build): skipped" | say
   fi
@@ -49,11 +50,10 @@ limits_all() {
 # bench/run --limits: the ready family alone (bench_seed filtered to its rows, into ready.json),
 # section_bounds quiet, then what limits_all runs.
 limits_alone() {
-  local rq=(--benchmark_min_time=0.2 --benchmark_repetitions=3)
-  [ "$quick" = 1 ] && rq=(--quick --benchmark_min_time=0.05)
-  step "ready family ran (bench_seed --benchmark_filter='^ready/')" "$bin/bench_seed" "${rq[@]}" \
-    --benchmark_filter='^ready/' --benchmark_out="$out/ready.json" --benchmark_out_format=json &&
-    ready_table "$out/ready.json"
+  step "ready family ran (bench_seed --benchmark_filter='^ready/')" \
+    ${pinned[@]+"${pinned[@]}"} "$bin/bench_seed" "${q[@]}" --benchmark_filter='^ready/' \
+    --benchmark_out="$out/ready.json" --benchmark_out_format=json &&
+    annotate "$out/ready.json" yes && ready_table "$out/ready.json"
   family_run section_bounds
   limits_all
 }
