@@ -50,6 +50,8 @@ void swfi_owed_fini(struct swfi_owed *o)
 
 int swfi_owed_mark(struct swfi_owed *o, void **slot, void *member, size_t start)
 {
+    if (swfi_load_relaxed_64(&o->x_tabled) >= o->n)
+        return 0; /* full: no scan (a hint; a scan that finds nothing says the same) */
     for (size_t k = 0; k < o->n; k++) {
         size_t i = (start + k) % o->n;
         void *free_entry = NULL;
