@@ -242,11 +242,12 @@ static inline size_t swf_section_bound_of_(size_t bound, const struct swf_list_o
  * swf_error_reason(3) says which check failed or what ran out, naming swf_sweep, and in one
  * reason every required field that is NULL ("cfg->cache and cfg->init are NULL").
  * Errors:
- * EINVAL: cfg is NULL; the list's ops, first or next, the cache, init, guard.enter or
- * guard.leave is NULL; pin, unpin and linked are neither all set nor all NULL; the reserve is 0
- * or above SWF_SWEEP_RESERVE_MAX; the slot offset is not a multiple of sizeof(void *); the
- * section bound is neither 0 nor SWF_SWEEP_SECTION_BOUND_AUTO on a list that cannot pin; or algo
- * or publish is not one of its enum's values.
+ * EINVAL: cfg is NULL; the list's ops, first or next, the list pointer list.list (which every
+ * ready-made adapter reads through), the cache, init, guard.enter or guard.leave is NULL; pin,
+ * unpin and linked are neither all set nor all NULL; the reserve is 0 or above
+ * SWF_SWEEP_RESERVE_MAX; the slot offset is not a multiple of sizeof(void *); the section bound
+ * is neither 0 nor SWF_SWEEP_SECTION_BOUND_AUTO on a list that cannot pin; or algo or publish is
+ * not one of its enum's values.
  * ENOMEM: A refill got no object where one was needed (the cache's limit, or the system); the
  * objects published so far stay valid, nothing leaks, and a later call finishes the job once
  * memory is to be had. Also, with nothing done, when a reserve of more than 64 objects could not

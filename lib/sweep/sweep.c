@@ -56,6 +56,9 @@ int swfi_sweep_check(const struct swf_sweep_config *cfg, const struct swf_list_o
         miss[n++] = FIELD(in, "list.ops->first is NULL");
     if (ops != NULL && ops->next == NULL)
         miss[n++] = FIELD(in, "list.ops->next is NULL");
+    /* Every ready-made adapter reads through it in first(): NULL would crash the first walk. */
+    if (cfg->list.list == NULL)
+        miss[n++] = FIELD(in, "list.list is NULL");
     if (cfg->cache == NULL)
         miss[n++] = FIELD(in, "cache is NULL");
     if (cfg->init == NULL)
