@@ -86,7 +86,9 @@ struct swf_guard {
  * sections order as pthread_rwlock_rdlock(), pthread_mutex_lock() and their unlocks do.
  * Returns: Nothing.
  * Errors: None: they cannot fail. A lock call that fails in a section aborts, with one line on
- * stderr; a sweep refuses a guard whose enter or leave is NULL with EINVAL.
+ * stderr, as does the epoch guard used on a thread that does not own rec, where it shows (a
+ * leave on a thread that did not enter; another thread's section begun or ended inside this
+ * one's); a sweep refuses a guard whose enter or leave is NULL with EINVAL.
  */
 SWF_API void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec);
 SWF_API void swf_guard_mutex(struct swf_guard *g, pthread_mutex_t *lock);
