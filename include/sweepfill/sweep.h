@@ -60,7 +60,10 @@ struct swf_guard {
 #define SWF_GUARD_BLOCKING_OK 1u
 
 /* How long a watched wait of a blocking call lasts before the watchdog prints its one line on
- * stderr, in seconds; the wait goes on after it (swf_synchronize_epoch(3)). */
+ * stderr, in seconds; the wait goes on after it (swf_synchronize_epoch(3)). Every such wait is
+ * watched, however many wait at once, the enter of a guard written by hand included (once per
+ * section a sweep enters); none in a child of fork(), and none while no thread can be made for
+ * the watchdog, which one line on stderr says. */
 #define SWF_WATCHDOG_SECONDS 5
 
 /*
@@ -133,6 +136,12 @@ SWF_API void swf_guard_rwlock(struct swf_guard *g, pthread_rwlock_t *lock);
 SWF_API void swf_synchronize_epoch(void *rec);
 SWF_API void swf_synchronize_rwlock(void *lock);
 SWF_API void swf_synchronize_mutex(void *lock);
+
+/* For the sweeps: enter g's section, watching a hand-written enter (SWF_WATCHDOG_SECONDS); the
+ * flag marks a guard of the library's own whose enter never waits. The library's; not for other
+ * code. */
+#define SWF_GUARD_UNWATCHED_ 0x80000000u
+SWF_API void swf_guard_enter_(const struct swf_guard *g);
 
 /* For guards and sweeps defined in headers (list_urcu.h, SWF_SWEEP_DEFINE): count a section
  * entered and left on the calling thread; begin and end a blocking call (aborts inside a

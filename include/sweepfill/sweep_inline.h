@@ -67,7 +67,7 @@ static inline void *swf_nowait_(struct swf_walk_ *w, struct swf_cache *cache)
 
 static SWF_ALWAYS_INLINE_ void swf_enter_(struct swf_walk_ *w)
 {
-    w->cfg->guard.enter(w->cfg->guard.arg);
+    swf_guard_enter_(&w->cfg->guard); /* a hand-written enter is watched (sweep.h) */
     w->st->sections++;
     w->section_visits = 0;
 }

@@ -521,7 +521,8 @@ int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
         cfg.reserve = r->reserve;
         cfg.init = r->init;
         cfg.init_arg = r->init_arg;
-        cfg.guard = (struct swf_guard){guard_enter, guard_leave, rd, 0};
+        /* Its enter is an epoch section's: it never waits, and is not watched. */
+        cfg.guard = (struct swf_guard){guard_enter, guard_leave, rd, SWF_GUARD_UNWATCHED_};
         cfg.section_bound = r->section_bound;
         cfg.publish = SWF_PUBLISH_CAS;
         cfg.algo = SWF_RESUME;
@@ -580,7 +581,7 @@ static int unpublish_all(struct swf_registry *r, struct swf_reader *rd)
     enum { BATCH = 4 * SWF_CACHE_MAGAZINE };
     void *objs[BATCH];
     const struct swf_list list = {&registry_ops, r, offsetof(struct swf_node, slot)};
-    const struct swf_guard guard = {guard_enter, guard_leave, rd, 0};
+    const struct swf_guard guard = {guard_enter, guard_leave, rd, SWF_GUARD_UNWATCHED_};
     struct retiring ret = {r, 0};
     struct swfi_unsweep u = {
         .list = &list,

@@ -283,6 +283,24 @@ static void none_leave(void *arg)
     swfi_section_left();
 }
 
+/* A hand-written guard's enter may wait for anything: it is watched as the ready-made ones' lock
+ * waits are, once per section. The ready-made guards (and the library's own, flagged) watch their
+ * own waits, only when a try failed. */
+static const char HAND_ENTER_CAUSE[] =
+    "it has not returned (a lock or a section it waits for is held, on this thread or another)";
+
+void swf_guard_enter_(const struct swf_guard *g)
+{
+    if (g->enter == epoch_enter || g->enter == rwlock_enter || g->enter == mutex_enter ||
+        g->enter == none_enter || (g->flags & SWF_GUARD_UNWATCHED_)) {
+        g->enter(g->arg);
+        return;
+    }
+    int w = swfi_watch_begin("the guard's enter (a guard written by hand)", HAND_ENTER_CAUSE);
+    g->enter(g->arg);
+    swfi_watch_end(w);
+}
+
 void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec)
 {
     if (g == NULL || rec == NULL)
