@@ -50,12 +50,19 @@ extern "C" {
  * Returns: a constant string with static storage duration, never NULL, naming the check or the
  * condition ("cfg->reserve is 0", "no object ready for this thread"). Like errno, it means
  * something only right after a call that reported failure (an error number, or NULL): no call
- * clears it, so after a successful call it may still name an earlier failure, or an attempt
- * inside that call which failed and was recovered from (the SWF_NOWAIT allocations of
- * swf_sweep()). Before any failure on the thread, it says that none has failed.
+ * clears it, so after a successful call it may still name an earlier failure. A sweep that
+ * returns 0 (swf_sweep(), a sweep SWF_SWEEP_DEFINE() made, the sweeps of feature.h and
+ * registry.h) leaves it as the sweep found it: its SWF_NOWAIT allocations that failed, and that
+ * its reserve made up for, never show; nor does swf_registry_add()'s when SWF_WAIT then served.
+ * Before any failure on the thread, it says that none has failed.
  * Errors: None; it cannot fail.
  */
 SWF_API const char *swf_error_reason(void);
+
+/* For the sweep inline in sweep.h: the calling thread's reason as it stands (NULL before any
+ * failure), and the same put back. The library's; not for other code. */
+SWF_API const char *swf_reason_keep_(void);
+SWF_API void swf_reason_restore_(const char *kept);
 
 /* The environment variable that turns the full misuse checks on for the whole process: a comma-
  * or space-separated list of words, of which "checks" is the one this version knows. */

@@ -72,7 +72,8 @@ struct swf_list_ops {
 
 struct swf_list {
     const struct swf_list_ops *ops;
-    void *list;         /* handed to every op */
+    void *list;         /* handed to every op; never NULL (a sweep refuses it with EINVAL):
+                           ops that need no pointer get any, such as the container's address */
     size_t slot_offset; /* offsetof(member type, slot); a multiple of sizeof(void *) */
 };
 

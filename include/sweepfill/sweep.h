@@ -60,7 +60,10 @@ struct swf_guard {
 #define SWF_GUARD_BLOCKING_OK 1u
 
 /* How long a watched wait of a blocking call lasts before the watchdog prints its one line on
- * stderr, in seconds; the wait goes on after it (swf_synchronize_epoch(3)). */
+ * stderr, in seconds; the wait goes on after it (swf_synchronize_epoch(3)). Every such wait is
+ * watched, however many wait at once, the enter of a guard written by hand included (once per
+ * section a sweep enters); none in a child of fork(), and none while no thread can be made for
+ * the watchdog, which one line on stderr says. */
 #define SWF_WATCHDOG_SECONDS 5
 
 /*
@@ -86,7 +89,9 @@ struct swf_guard {
  * sections order as pthread_rwlock_rdlock(), pthread_mutex_lock() and their unlocks do.
  * Returns: Nothing.
  * Errors: None: they cannot fail. A lock call that fails in a section aborts, with one line on
- * stderr; a sweep refuses a guard whose enter or leave is NULL with EINVAL.
+ * stderr, as does the epoch guard used on a thread that does not own rec, where it shows (a
+ * leave on a thread that did not enter; another thread's section begun or ended inside this
+ * one's); a sweep refuses a guard whose enter or leave is NULL with EINVAL.
  */
 SWF_API void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec);
 SWF_API void swf_guard_mutex(struct swf_guard *g, pthread_mutex_t *lock);
@@ -131,6 +136,12 @@ SWF_API void swf_guard_rwlock(struct swf_guard *g, pthread_rwlock_t *lock);
 SWF_API void swf_synchronize_epoch(void *rec);
 SWF_API void swf_synchronize_rwlock(void *lock);
 SWF_API void swf_synchronize_mutex(void *lock);
+
+/* For the sweeps: enter g's section, watching a hand-written enter (SWF_WATCHDOG_SECONDS); the
+ * flag marks a guard of the library's own whose enter never waits. The library's; not for other
+ * code. */
+#define SWF_GUARD_UNWATCHED_ 0x80000000u
+SWF_API void swf_guard_enter_(const struct swf_guard *g);
 
 /* For guards and sweeps defined in headers (list_urcu.h, SWF_SWEEP_DEFINE): count a section
  * entered and left on the calling thread; begin and end a blocking call (aborts inside a
@@ -242,11 +253,12 @@ static inline size_t swf_section_bound_of_(size_t bound, const struct swf_list_o
  * swf_error_reason(3) says which check failed or what ran out, naming swf_sweep, and in one
  * reason every required field that is NULL ("cfg->cache and cfg->init are NULL").
  * Errors:
- * EINVAL: cfg is NULL; the list's ops, first or next, the cache, init, guard.enter or
- * guard.leave is NULL; pin, unpin and linked are neither all set nor all NULL; the reserve is 0
- * or above SWF_SWEEP_RESERVE_MAX; the slot offset is not a multiple of sizeof(void *); the
- * section bound is neither 0 nor SWF_SWEEP_SECTION_BOUND_AUTO on a list that cannot pin; or algo
- * or publish is not one of its enum's values.
+ * EINVAL: cfg is NULL; the list's ops, first or next, the list pointer list.list (which every
+ * ready-made adapter reads through), the cache, init, guard.enter or guard.leave is NULL; pin,
+ * unpin and linked are neither all set nor all NULL; the reserve is 0 or above
+ * SWF_SWEEP_RESERVE_MAX; the slot offset is not a multiple of sizeof(void *); the section bound
+ * is neither 0 nor SWF_SWEEP_SECTION_BOUND_AUTO on a list that cannot pin; or algo or publish is
+ * not one of its enum's values.
  * ENOMEM: A refill got no object where one was needed (the cache's limit, or the system); the
  * objects published so far stay valid, nothing leaks, and a later call finishes the job once
  * memory is to be had. Also, with nothing done, when a reserve of more than 64 objects could not

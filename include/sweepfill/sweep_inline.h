@@ -67,7 +67,7 @@ static inline void *swf_nowait_(struct swf_walk_ *w, struct swf_cache *cache)
 
 static SWF_ALWAYS_INLINE_ void swf_enter_(struct swf_walk_ *w)
 {
-    w->cfg->guard.enter(w->cfg->guard.arg);
+    swf_guard_enter_(&w->cfg->guard); /* a hand-written enter is watched (sweep.h) */
     w->st->sections++;
     w->section_visits = 0;
 }
@@ -294,6 +294,9 @@ static SWF_ALWAYS_INLINE_ int swf_sweep_run_(const struct swf_sweep_config *cfg,
     struct swf_sweep_stats local;
     struct swf_sweep_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof(*st));
+    /* A sweep that succeeds leaves swf_error_reason() as it found it (api.h): the NOWAIT
+     * misses its reserve made up for are not the caller's failure. */
+    const char *const kept_reason = swf_reason_keep_();
     void *small[SWF_SWEEP_RESERVE_DEFAULT * 2];
     void **reserve = small;
     if (cfg->reserve > sizeof(small) / sizeof(small[0])) {
@@ -318,6 +321,8 @@ static SWF_ALWAYS_INLINE_ int swf_sweep_run_(const struct swf_sweep_config *cfg,
     swf_cache_free_bulk(cfg->cache, w.batch, w.nbatch);
     if (reserve != small)
         free(reserve);
+    if (err == 0)
+        swf_reason_restore_(kept_reason);
     return err;
 }
 

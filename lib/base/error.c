@@ -103,6 +103,16 @@ const char *swf_error_reason(void)
     return last_reason ? last_reason : "no sweepfill call has failed on this thread";
 }
 
+const char *swf_reason_keep_(void)
+{
+    return last_reason;
+}
+
+void swf_reason_restore_(const char *kept)
+{
+    last_reason = kept;
+}
+
 bool swfi_checks_all_on = SWF_DEBUG;
 
 /* Read SWF_DEBUG once, when the library is loaded: before any cache exists, so that every cache

@@ -10,6 +10,14 @@
  * read before the fields, so the line it prints is the one of that wait. A waiter never waits for
  * the watchdog: ending a watch is one compare-and-swap loop on the slot.
  *
+ * Past the table: a thread watches one wait at a time, so each thread has one spare record of its
+ * own (initial-exec TLS: nothing is allocated, nothing can fail), linked into the spill list under
+ * spill_lock while the table is full. The watchdog holds that lock only to scan the list and copy
+ * out the lines it will print, never while printing: a waiter that ends such a watch waits for a
+ * scan at most. A record is linked only between its thread's begin and end of a watch, so it is
+ * never read once its thread could exit. Every wait is watched, however many run at once; if no
+ * watchdog thread can be made, one line says the waits are not watched.
+ *
  * Waking: every watch bumps x_wake once it is ACTIVE. The watchdog reads x_wake before it scans;
  * with a deadline ahead it sleeps until the nearest (a watch it did not see began later, so its
  * deadline is later still); with none it sleeps on x_wake for as long as it stays as read. Before
@@ -122,6 +130,19 @@ static uint32_t x_started; /* 1: a watchdog thread exists (or is being made); NE
 static uint32_t x_delay_ms = SWFI_WATCH_DELAY_MS;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+/* A thread's record for a wait the table has no room for; fields under spill_lock once linked. */
+struct spill {
+    struct spill *next;
+    uint64_t deadline_ns;
+    const char *function, *what, *cause;
+    bool said;
+};
+enum { SPILLED = -1 }; /* the token of a watch in the thread's spill record */
+static _Thread_local struct spill my_spill __attribute__((tls_model("initial-exec")));
+static pthread_mutex_t spill_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct spill *spills;      /* the linked records, under spill_lock */
+static uint32_t x_no_thread_said; /* the line that no watchdog thread could be made */
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -135,14 +156,8 @@ static void futex_wait(uint32_t *word, uint32_t seen, uint64_t ns)
     syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, ns == UINT64_MAX ? NULL : &ts, NULL, 0);
 }
 
-static void say(struct watch *w, uint32_t seen)
+static void print_line(const char *function, const char *what, const char *cause)
 {
-    const char *function = swfi_load_relaxed_ptr(&w->x_function);
-    const char *what = swfi_load_relaxed_ptr(&w->x_what);
-    const char *cause = swfi_load_relaxed_ptr(&w->x_cause);
-    uint32_t expected = seen;
-    if (!swfi_cas_acq_rel_32(&w->x_state, &expected, (seen & ~STATUS) | SAID))
-        return; /* it ended (or a newer wait took the slot) while we read */
     unsigned int ms = swfi_load_relaxed_32(&x_delay_ms);
     char delay[32];
     if (ms % 1000 == 0)
@@ -151,6 +166,49 @@ static void say(struct watch *w, uint32_t seen)
         snprintf(delay, sizeof(delay), "%u ms", ms);
     fprintf(stderr, "sweepfill: %s: still waiting for %s after %s: %s\n", function, what, delay,
             cause);
+}
+
+static void say(struct watch *w, uint32_t seen)
+{
+    const char *function = swfi_load_relaxed_ptr(&w->x_function);
+    const char *what = swfi_load_relaxed_ptr(&w->x_what);
+    const char *cause = swfi_load_relaxed_ptr(&w->x_cause);
+    uint32_t expected = seen;
+    if (!swfi_cas_acq_rel_32(&w->x_state, &expected, (seen & ~STATUS) | SAID))
+        return; /* it ended (or a newer wait took the slot) while we read */
+    print_line(function, what, cause);
+}
+
+/* The spilled watches: report what is past its deadline (a few lines per lock hold, printed
+ * after it); the nearest deadline not reached, or UINT64_MAX. */
+static uint64_t scan_spills(uint64_t now)
+{
+    enum { BATCH = 8 };
+    for (;;) {
+        const char *due[BATCH][3];
+        int n = 0;
+        bool more = false;
+        uint64_t next = UINT64_MAX;
+        pthread_mutex_lock(&spill_lock);
+        for (struct spill *p = spills; p != NULL; p = p->next) {
+            if (p->said)
+                continue;
+            if (now < p->deadline_ns) {
+                next = p->deadline_ns < next ? p->deadline_ns : next;
+            } else if (n < BATCH) {
+                p->said = true;
+                due[n][0] = p->function, due[n][1] = p->what, due[n][2] = p->cause;
+                n++;
+            } else {
+                more = true;
+            }
+        }
+        pthread_mutex_unlock(&spill_lock);
+        for (int i = 0; i < n; i++)
+            print_line(due[i][0], due[i][1], due[i][2]);
+        if (!more)
+            return next;
+    }
 }
 
 /* One scan: report what is past its deadline; the nearest deadline not reached, or UINT64_MAX. */
@@ -167,7 +225,8 @@ static uint64_t scan(uint64_t now)
         else if (deadline < next)
             next = deadline;
     }
-    return next;
+    uint64_t spilled = scan_spills(now);
+    return spilled < next ? spilled : next;
 }
 
 static void *watchdog(void *arg)
@@ -198,6 +257,9 @@ static void fork_child(void)
     }
     swfi_store_relaxed_32(&x_idle, 0);
     swfi_store_relaxed_32(&x_started, NEVER);
+    /* The watchdog may have held the lock at the fork: the child's copy is made afresh. */
+    pthread_mutex_init(&spill_lock, NULL);
+    spills = NULL;
     watching = false;
 }
 
@@ -231,10 +293,25 @@ static bool watchdog_running(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (err != 0) {
         swfi_store_release_32(&x_started, 0);
+        uint32_t unsaid = 0;
+        if (swfi_cas_acq_rel_32(&x_no_thread_said, &unsaid, 1))
+            fprintf(stderr,
+                    "sweepfill: watchdog: no thread could be made for it (pthread_create: %s): "
+                    "waits are not watched until one can be (each wait tries again)\n",
+                    strerror(err));
         return false;
     }
     (void)pthread_setname_np(t, "swf-watchdog");
     return true;
+}
+
+/* After a watch became visible (a slot ACTIVE, or a record linked): the watchdog scans again, or
+ * is woken from its sleep with nothing ahead (see the top). */
+static void wake_watchdog(void)
+{
+    swfi_fetch_add_seq_cst_32(&x_wake, 1);
+    if (swfi_load_seq_cst_32(&x_idle))
+        syscall(SYS_futex, &x_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 int swfi_watch_begin(const char *what, const char *cause)
@@ -260,19 +337,43 @@ int swfi_watch_begin_in(const char *fallback, const char *what, const char *caus
         uint64_t delay = (uint64_t)swfi_load_relaxed_32(&x_delay_ms) * 1000000u;
         swfi_store_relaxed_64(&w->x_deadline_ns, now_ns() + delay);
         swfi_store_release_32(&w->x_state, gen | ACTIVE);
-        swfi_fetch_add_seq_cst_32(&x_wake, 1);
-        if (swfi_load_seq_cst_32(&x_idle))
-            syscall(SYS_futex, &x_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        wake_watchdog();
         watching = true;
         return i + 1;
     }
-    return 0; /* every slot in use: this wait goes unwatched */
+    /* Every slot in use: this thread's own record. */
+    struct spill *p = &my_spill;
+    p->deadline_ns = now_ns() + (uint64_t)swfi_load_relaxed_32(&x_delay_ms) * 1000000u;
+    p->function = swfi_call_name(fallback);
+    p->what = what;
+    p->cause = cause;
+    p->said = false;
+    pthread_mutex_lock(&spill_lock);
+    p->next = spills;
+    spills = p;
+    pthread_mutex_unlock(&spill_lock);
+    wake_watchdog();
+    watching = true;
+    return SPILLED;
 }
 
 void swfi_watch_end(int token)
 {
     if (token == 0)
         return;
+    if (token == SPILLED) {
+        pthread_mutex_lock(&spill_lock);
+        struct spill **pp = &spills;
+        while (*pp != &my_spill)
+            pp = &(*pp)->next;
+        *pp = my_spill.next;
+        bool said = my_spill.said;
+        pthread_mutex_unlock(&spill_lock);
+        if (said && current_call != NULL)
+            call_said = true;
+        watching = false;
+        return;
+    }
     struct watch *w = &table[token - 1];
     uint32_t s = swfi_load_relaxed_32(&w->x_state);
     while (!swfi_cas_acq_rel_32(&w->x_state, &s, (s & ~STATUS) | FREE))

@@ -65,8 +65,10 @@ __attribute__((noreturn)) void swfi_lock_failed(const char *fallback, const char
 
 /* Watch a wait: `what` waits (a string literal: "cfg.synchronize"), `cause` is the likely reason
  * when it lasts (a literal too). Returns a token for swfi_watch_end; 0 when nothing is watched
- * (this thread already watches a wait, this call already printed its line, or the table is
- * full). Outside NOWAIT paths only: it reads the clock. */
+ * (this thread already watches a wait, this call already printed its line, or no watchdog
+ * thread runs: a child of fork, or none could be made, which one line says). Past the table's
+ * slots, the thread's own record serves. Outside NOWAIT paths only: it reads the clock, and
+ * past the table it takes a mutex. */
 int swfi_watch_begin(const char *what, const char *cause);
 
 /* The same, naming fallback (a guard's maker) when no public call runs on the thread. */

@@ -414,6 +414,7 @@ int swf_registry_add(struct swf_registry *r, struct swf_node *n)
     int err = 0;
     const char *why = NULL;
     void *spare = NULL; /* a WAIT allocation made outside `writer`, initialised */
+    const char *kept = swf_reason_keep_(); /* a NOWAIT miss that WAIT served is no failure */
     pthread_mutex_lock(&r->writer);
     for (;;) {
         why = add_refusal(n, &err);
@@ -441,7 +442,10 @@ int swf_registry_add(struct swf_registry *r, struct swf_node *n)
     pthread_mutex_unlock(&r->writer);
     if (spare != NULL)
         swf_cache_free(r->cache, spare); /* the flag went down while we allocated */
-    return err ? swfi_fail(__func__, err, why) : 0;
+    if (err != 0)
+        return swfi_fail(__func__, err, why);
+    swf_reason_restore_(kept);
+    return 0;
 }
 
 int swf_registry_del(struct swf_registry *r, struct swf_node *n, void (*release)(struct swf_node *))
@@ -501,7 +505,9 @@ int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
      * then the sweep's NOWAIT allocations succeed and its reserve stays a fallback. Best
      * effort: if memory is short the sweep finds out and reports ENOMEM. Before the flag goes
      * up: while the grow holds the cache's refill mutex, adds still allocate nothing. */
+    const char *kept = swf_reason_keep_(); /* a grow that came up short is not our failure */
     (void)swf_cache_grow(r->cache, (size_t)swfi_load_relaxed_64(&r->x_members) + r->reserve);
+    swf_reason_restore_(kept);
     set_active(r, 1);
     struct swf_reader *rd = reader_get(r);
     int err = ENOMEM;
@@ -515,7 +521,8 @@ int swf_registry_activate(struct swf_registry *r, struct swf_sweep_stats *stats)
         cfg.reserve = r->reserve;
         cfg.init = r->init;
         cfg.init_arg = r->init_arg;
-        cfg.guard = (struct swf_guard){guard_enter, guard_leave, rd, 0};
+        /* Its enter is an epoch section's: it never waits, and is not watched. */
+        cfg.guard = (struct swf_guard){guard_enter, guard_leave, rd, SWF_GUARD_UNWATCHED_};
         cfg.section_bound = r->section_bound;
         cfg.publish = SWF_PUBLISH_CAS;
         cfg.algo = SWF_RESUME;
@@ -574,7 +581,7 @@ static int unpublish_all(struct swf_registry *r, struct swf_reader *rd)
     enum { BATCH = 4 * SWF_CACHE_MAGAZINE };
     void *objs[BATCH];
     const struct swf_list list = {&registry_ops, r, offsetof(struct swf_node, slot)};
-    const struct swf_guard guard = {guard_enter, guard_leave, rd, 0};
+    const struct swf_guard guard = {guard_enter, guard_leave, rd, SWF_GUARD_UNWATCHED_};
     struct retiring ret = {r, 0};
     struct swfi_unsweep u = {
         .list = &list,

@@ -56,6 +56,9 @@ int swfi_sweep_check(const struct swf_sweep_config *cfg, const struct swf_list_o
         miss[n++] = FIELD(in, "list.ops->first is NULL");
     if (ops != NULL && ops->next == NULL)
         miss[n++] = FIELD(in, "list.ops->next is NULL");
+    /* Every ready-made adapter reads through it in first(): NULL would crash the first walk. */
+    if (cfg->list.list == NULL)
+        miss[n++] = FIELD(in, "list.list is NULL");
     if (cfg->cache == NULL)
         miss[n++] = FIELD(in, "cache is NULL");
     if (cfg->init == NULL)
@@ -147,21 +150,65 @@ int swf_sweep(const struct swf_sweep_config *cfg, struct swf_sweep_stats *stats)
  * The locking guards try first: only a lock that is held gets watched (and pays for the clock).
  */
 
+/*
+ * The epoch guard's sections on this thread, so that a record used by two threads is caught
+ * where it shows: a ck_epoch record serves the one thread that owns it (its active count is not
+ * atomic across threads). One record is followed at a time (the common case: one per thread);
+ * sections on another record while it has sections open are counted, not checked.
+ */
+static _Thread_local ck_epoch_record_t *epoch_rec __attribute__((tls_model("initial-exec")));
+static _Thread_local unsigned int epoch_depth __attribute__((tls_model("initial-exec")));
+static _Thread_local unsigned int epoch_active __attribute__((tls_model("initial-exec")));
+static _Thread_local unsigned int epoch_others __attribute__((tls_model("initial-exec")));
+
+static const char NOT_OWNER[] =
+    "the calling thread does not own the epoch record %p (it was registered by another thread, "
+    "or is used by one): %s; a record serves one thread: register one per thread with "
+    "ck_epoch_register";
+
 /* base/epoch.h: ck_epoch_begin with the load barrier ck 0.7.x lacks. */
-static void epoch_enter(void *rec)
+static void epoch_enter(void *arg)
 {
+    ck_epoch_record_t *rec = arg;
+    bool followed = epoch_depth == 0 || epoch_rec == rec;
+    if (followed && epoch_depth > 0 &&
+        SWF_UNLIKELY(swfi_load_relaxed_uint(&rec->active) != epoch_active))
+        swfi_die(swfi_call_name("swf_guard_epoch"), NOT_OWNER, arg,
+                 "another thread entered or left a section on it during this thread's section");
     swfi_epoch_begin(rec);
+    if (followed) {
+        epoch_rec = rec;
+        epoch_depth++;
+        epoch_active = swfi_load_relaxed_uint(&rec->active);
+    } else {
+        epoch_others++;
+    }
     swfi_section_entered();
 }
 
 static void epoch_leave(void *arg)
 {
     ck_epoch_record_t *rec = arg;
-    if (SWF_UNLIKELY(swfi_load_relaxed_uint(&rec->active) == 0))
+    unsigned int active = swfi_load_relaxed_uint(&rec->active);
+    if (SWF_UNLIKELY(active == 0))
         swfi_die(swfi_call_name("swf_guard_epoch"),
                  "the epoch guard's leave found record %p outside any section: enter and leave "
                  "pair on the thread that owns the record",
                  arg);
+    if (epoch_depth > 0 && epoch_rec == rec) {
+        if (SWF_UNLIKELY(active != epoch_active))
+            swfi_die(swfi_call_name("swf_guard_epoch"), NOT_OWNER, arg,
+                     "another thread entered or left a section on it during this thread's "
+                     "section");
+        epoch_depth--;
+        epoch_active = active - 1;
+    } else if (epoch_others > 0) {
+        epoch_others--;
+    } else {
+        swfi_die(swfi_call_name("swf_guard_epoch"), NOT_OWNER, arg,
+                 "this thread is leaving a section it did not enter through the guard (it was "
+                 "entered on another thread, or by ck_epoch_begin)");
+    }
     swfi_section_left();
     swfi_tsan_release(rec->global); /* see tsan.h: pairs with acquires after grace periods */
     ck_epoch_end(rec, NULL);
@@ -234,6 +281,24 @@ static void none_leave(void *arg)
 {
     (void)arg;
     swfi_section_left();
+}
+
+/* A hand-written guard's enter may wait for anything: it is watched as the ready-made ones' lock
+ * waits are, once per section. The ready-made guards (and the library's own, flagged) watch their
+ * own waits, only when a try failed. */
+static const char HAND_ENTER_CAUSE[] =
+    "it has not returned (a lock or a section it waits for is held, on this thread or another)";
+
+void swf_guard_enter_(const struct swf_guard *g)
+{
+    if (g->enter == epoch_enter || g->enter == rwlock_enter || g->enter == mutex_enter ||
+        g->enter == none_enter || (g->flags & SWF_GUARD_UNWATCHED_)) {
+        g->enter(g->arg);
+        return;
+    }
+    int w = swfi_watch_begin("the guard's enter (a guard written by hand)", HAND_ENTER_CAUSE);
+    g->enter(g->arg);
+    swfi_watch_end(w);
 }
 
 void swf_guard_epoch(struct swf_guard *g, struct ck_epoch_record *rec)

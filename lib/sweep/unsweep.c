@@ -52,7 +52,7 @@ void swfi_unsweep(const struct swfi_unsweep *u)
     bool can_pin = swf_list_can_pin(l->ops);
     size_t bound = u->section_bound, section = 0;
     struct batch b = {u->batch, 0, u->batch_cap};
-    g->enter(g->arg);
+    swf_guard_enter_(g); /* watched if written by hand (sweep.h) */
     void *m = l->ops->first(l->list);
     while (m != NULL) {
         bool full = !room(u, &b);
@@ -72,7 +72,7 @@ void swfi_unsweep(const struct swfi_unsweep *u)
         g->leave(g->arg);
         if (full)
             hand_over(u, &b);
-        g->enter(g->arg);
+        swf_guard_enter_(g);
         section = 0;
         void *next = NULL;
         if (can_pin) {

@@ -8,6 +8,9 @@
  *     EDEADLK), the same in swf_sweep, an error-checking mutex held by the caller, the mutex
  *     guard's unlock of a mutex the thread does not hold, the epoch guard's leave outside a
  *     section;
+ *   - the epoch guard's record used by a thread that does not own it says so: a leave on a
+ *     thread that did not enter (another thread holds the section), and a section of another
+ *     thread that began inside the owner's, caught at the owner's leave;
  *   - a blocking call inside a section of a sweepfill guard (entered by hand, or the registry's
  *     read lock) aborts at once, whatever the guard: activate, deactivate, catch_up, added with
  *     SWF_WAIT, swf_sweep, the registry's activate, deactivate and synchronize, the synchronize
@@ -134,6 +137,50 @@ static int report_write_lock(int ret)
     return 0;
 }
 
+/* ---- the epoch record of another thread ------------------------------------------------- */
+
+static struct swf_guard owner_guard;
+static int x_step; /* 1: the owner is in its section; 2: the intruder is in one too */
+
+static void wait_step(int step)
+{
+    while (__atomic_load_n(&x_step, __ATOMIC_ACQUIRE) < step)
+        usleep(1000);
+}
+
+/* Enters the guard's section on rec and stays in it; with leave_after, leaves once another
+ * thread entered one too (that leave is where the owner finds out). */
+static void *owner(void *leave_after)
+{
+    owner_guard.enter(owner_guard.arg);
+    __atomic_store_n(&x_step, 1, __ATOMIC_RELEASE);
+    if (leave_after != NULL) {
+        wait_step(2);
+        owner_guard.leave(owner_guard.arg);
+    }
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int epoch_other_thread(bool leave_first)
+{
+    swf_guard_epoch(&owner_guard, &rec);
+    pthread_t t;
+    pthread_create(&t, NULL, owner, leave_first ? NULL : (void *)1);
+    wait_step(1);
+    if (leave_first) {
+        owner_guard.leave(owner_guard.arg); /* never entered on this thread */
+    } else {
+        owner_guard.enter(owner_guard.arg);
+        __atomic_store_n(&x_step, 2, __ATOMIC_RELEASE);
+        for (;;)
+            pause(); /* the owner's leave aborts the process */
+    }
+    printf("returned\n");
+    return 0;
+}
+
 /* The case runs; it returns only if nothing aborted. */
 static int child(const char *name)
 {
@@ -171,6 +218,10 @@ static int child(const char *name)
         g.leave(g.arg);
         return 0;
     }
+    if (strcmp(name, "epoch_leave_other_thread") == 0)
+        return epoch_other_thread(true);
+    if (strcmp(name, "epoch_enter_other_thread") == 0)
+        return epoch_other_thread(false);
     /* In a section of a ready-made guard: "<call>_in_<guard>". */
     char call[64], guard[16];
     const char *in = strstr(name, "_in_");
@@ -306,6 +357,16 @@ int main(int argc, char **argv)
 #endif
     expect_abort("epoch_leave_outside", "swf_guard_epoch", "the epoch guard's leave found record",
                  "outside any section");
+#ifdef TEST_TSAN
+    skip("the epoch record of another thread: ThreadSanitizer reports the race on it first");
+#else
+    expect_abort("epoch_leave_other_thread", "swf_guard_epoch",
+                 "the calling thread does not own the epoch record",
+                 "leaving a section it did not enter through the guard");
+    expect_abort("epoch_enter_other_thread", "swf_guard_epoch",
+                 "the calling thread does not own the epoch record",
+                 "another thread entered or left a section on it during this thread's section");
+#endif
     static const char *const guards[] = {"epoch", "rwlock", "mutex", "none", "registry"};
     static const char *const calls[][2] = {
         {"activate", "swf_feature_activate"},

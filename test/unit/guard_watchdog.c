@@ -15,6 +15,10 @@
  *     (swf_feature_activate);
  *   - the registry's grace period while another thread holds swf_registry_read_lock;
  *   - swf_synchronize_epoch while another thread is inside ck_epoch_begin on its own record;
+ *   - the enter of a guard written by hand (a read lock) while another thread holds the write
+ *     lock (swf_sweep): watched as the ready-made guards' waits are;
+ *   - WAITERS (more than the watchdog's table of 32) swf_synchronize_rwlock calls at once while
+ *     another thread holds the read lock: each prints its line, none goes unwatched;
  *   - the same in a child of fork, after the parent's watchdog ran: the child starts no watchdog
  *     (a new thread is not safe after a fork of a threaded process) - it prints no line and has
  *     no thread but its own three (the parent kills it once the count came).
@@ -222,6 +226,47 @@ __attribute__((unused)) static void *count_threads_later(void *arg)
     return NULL;
 }
 
+/* A guard written by hand: the user's own read lock, unchecked. */
+static void hand_enter(void *lock)
+{
+    pthread_rwlock_rdlock(lock);
+}
+
+static void hand_leave(void *lock)
+{
+    pthread_rwlock_unlock(lock);
+}
+
+static void *do_hand_sweep(void *arg)
+{
+    (void)arg;
+    static struct item hand_items[N];
+    static struct swf_array hand_arr = {hand_items, N, sizeof(struct item)};
+    struct swf_sweep_config cfg;
+    swf_sweep_config_init(&cfg);
+    cfg.list = swf_list_array(&hand_arr, offsetof(struct item, slot));
+    cfg.cache = cache;
+    cfg.init = init_obj;
+    cfg.guard = (struct swf_guard){hand_enter, hand_leave, &rwlock, 0};
+    result = swf_sweep(&cfg, NULL);
+    for (int i = 0; i < N; i++)
+        if (hand_items[i].slot == NULL)
+            result = -2;
+    return NULL;
+}
+
+/* More blocking calls waiting at once than the watchdog's table has slots (32). */
+enum { WAITERS = 40 };
+static int x_waiters_done;
+
+static void *synchronize_rwlock_waiter(void *arg)
+{
+    (void)arg;
+    swf_synchronize_rwlock(&rwlock);
+    __atomic_fetch_add(&x_waiters_done, 1, __ATOMIC_ACQ_REL);
+    return NULL;
+}
+
 /* ---- stderr ---------------------------------------------------------------------------------- */
 
 /* One line from the stderr pipe within timeout_ms, without its newline; false if none came. */
@@ -275,6 +320,44 @@ static void expect_one_line(const char *name, void *(*holder)(void *), void *(*c
     second = second || read_line(more, sizeof(more), 0);
     ok(!second, "%s: no second line while it kept waiting (got \"%s\")", name, second ? more : "");
     ok(result == 0, "%s: the call completed once the wait ended (returned %d)", name, result);
+}
+
+/* WAITERS calls wait at once behind a reader: each prints its one line (a line never seen
+ * within LINE_WAIT_MS fails), none a second, and all complete once the reader lets go. */
+static void many_waiters(void)
+{
+    set_flag(&x_go, 0);
+    set_flag(&x_holding, 0);
+    pthread_t h, w[WAITERS];
+    pthread_create(&h, NULL, hold_rdlock, NULL);
+    wait_flag(&x_holding);
+    for (int i = 0; i < WAITERS; i++)
+        tap_require(pthread_create(&w[i], NULL, synchronize_rwlock_waiter, NULL) == 0, "waiter");
+    static const char START[] = "sweepfill: swf_synchronize_rwlock: still waiting for "
+                                "swf_synchronize_rwlock's pthread_rwlock_wrlock after " DELAY_TEXT
+                                ": a reader holds the lock";
+    int lines = 0, right = 0;
+    char line[1024], bad[1024] = "";
+    while (lines < WAITERS && read_line(line, sizeof(line), LINE_WAIT_MS)) {
+        lines++;
+        if (strncmp(line, START, strlen(START)) == 0)
+            right++;
+        else
+            snprintf(bad, sizeof(bad), "%s", line);
+    }
+    bool second = read_line(line, sizeof(line), 10 * DELAY_MS);
+    set_flag(&x_go, 1);
+    for (int i = 0; i < WAITERS; i++)
+        pthread_join(w[i], NULL);
+    pthread_join(h, NULL);
+    second = second || read_line(line, sizeof(line), 0);
+    ok(lines == WAITERS && right == WAITERS,
+       "%d calls waiting at once (the table has 32 slots): each printed its line (%d lines, %d "
+       "right%s%s)",
+       WAITERS, lines, right, bad[0] ? "; other: " : "", bad);
+    ok(!second, "and no call a second one (got \"%s\")", second ? line : "");
+    ok(__atomic_load_n(&x_waiters_done, __ATOMIC_ACQUIRE) == WAITERS,
+       "and every call completed once the reader let go");
 }
 
 /* fork: the child's watched wait starts no watchdog (not under TSan: see main). */
@@ -354,6 +437,13 @@ int main(void)
                     "sweepfill: swf_registry_deactivate: still waiting for the registry's grace "
                     "period after " DELAY_TEXT ": ",
                     "a reader has not left swf_registry_read_lock's section");
+
+    expect_one_line("a guard written by hand, a writer holding its lock", hold_wrlock,
+                    do_hand_sweep,
+                    "sweepfill: swf_sweep: still waiting for the guard's enter (a guard written by "
+                    "hand) after " DELAY_TEXT ": ",
+                    "it has not returned");
+    many_waiters();
 
 #ifndef OLD_LIBRARY
     expect_one_line("swf_synchronize_epoch, a reader inside ck_epoch_begin", hold_epoch,

@@ -6,6 +6,9 @@
  *     its other refusals name swf_feature_create and the field as cfg->sweep.FIELD;
  *   - swf_sweep names every NULL field; a sweep SWF_SWEEP_DEFINE generated names itself, for its
  *     checks and for its slot offset;
+ *   - a NULL list pointer (list.list, what every ready-made adapter reads through) is refused
+ *     at swf_sweep and swf_feature_create, with a reason naming the field, instead of crashing
+ *     the first walk (swf_feature_activate);
  *   - a pin that was never initialised says so when retired or taken (not "grace period over
  *     twice"); a pin reused after free_fn without swf_pin_init says what to do;
  *   - swf_cache_grow beyond the magazine table states the most it can grow by and what to do.
@@ -134,6 +137,43 @@ static void feature_reserve_0(void)
     reason();
 }
 
+/* A NULL list head handed to an adapter: refused at create, not a crash at activate. */
+static void feature_null_list(void)
+{
+    struct swf_feature_config fc;
+    feature_config(&fc);
+    fc.sweep.list = swf_list_array(NULL, offsetof(struct item, slot));
+    struct swf_feature *f;
+    if (swf_feature_create(&fc, &f) != EINVAL)
+        exit(3);
+    reason();
+}
+
+static void sweep_null_list(void)
+{
+    struct swf_sweep_config cfg;
+    swf_sweep_config_init(&cfg);
+    cfg.list = mla_list(NULL);
+    cfg.cache = cache;
+    cfg.init = payload_init;
+    swf_guard_none(&cfg.guard);
+    if (swf_sweep(&cfg, NULL) != EINVAL)
+        exit(3);
+    reason();
+}
+
+static void define_null_list(void)
+{
+    struct swf_sweep_config cfg;
+    swf_sweep_config_init(&cfg);
+    cfg.list = mla_list(NULL);
+    cfg.cache = cache;
+    swf_guard_none(&cfg.guard);
+    if (my_sweep(&cfg, NULL) != EINVAL)
+        exit(3);
+    reason();
+}
+
 static void sweep_missing(void)
 {
     struct swf_sweep_config cfg;
@@ -253,6 +293,9 @@ static const struct message_case cases[] = {
     {"feature_all_missing", feature_all_missing},
     {"feature_synchronize_missing", feature_synchronize_missing},
     {"feature_reserve_0", feature_reserve_0},
+    {"feature_null_list", feature_null_list},
+    {"sweep_null_list", sweep_null_list},
+    {"define_null_list", define_null_list},
     {"sweep_missing", sweep_missing},
     {"define_missing", define_missing},
     {"define_offset", define_offset},
@@ -358,10 +401,13 @@ int main(int argc, char **argv)
                   "cfg->sweep.init, cfg->sweep.guard.enter, cfg->sweep.guard.leave and "
                   "cfg->synchronize are NULL");
     expect_reason("feature_all_missing", "swf_feature_create",
-                  "cfg->sweep.list.ops, cfg->sweep.cache, cfg->sweep.init, "
+                  "cfg->sweep.list.ops, cfg->sweep.list.list, cfg->sweep.cache, cfg->sweep.init, "
                   "cfg->sweep.guard.enter, cfg->sweep.guard.leave and cfg->synchronize are NULL");
     expect_reason("feature_synchronize_missing", "swf_feature_create", "cfg->synchronize is NULL");
     expect_reason("feature_reserve_0", "swf_feature_create", "cfg->sweep.reserve is 0");
+    expect_reason("feature_null_list", "swf_feature_create", "cfg->sweep.list.list is NULL");
+    expect_reason("sweep_null_list", "swf_sweep", "cfg->list.list is NULL");
+    expect_reason("define_null_list", "my_sweep", "cfg->list.list is NULL");
     expect_reason("sweep_missing", "swf_sweep", "cfg->cache and cfg->init are NULL");
     expect_reason("define_missing", "my_sweep", "cfg->cache is NULL");
     expect_reason("define_offset", "my_sweep",
