@@ -150,8 +150,8 @@ struct swf_feature_stats {
  * Returns: 0 with *out set, or an error number.
  * Errors:
  * EINVAL: cfg or out is NULL; or a required field is NULL (sweep.list.ops, its first or next,
- * sweep.cache, sweep.init, sweep.guard.enter, sweep.guard.leave, synchronize), and then
- * swf_error_reason() names every NULL field in one reason, as "cfg->sweep.init and
+ * sweep.list.list, sweep.cache, sweep.init, sweep.guard.enter, sweep.guard.leave, synchronize), and
+ * then swf_error_reason() names every NULL field in one reason, as "cfg->sweep.init and
  * cfg->synchronize are NULL"; or sweep holds what swf_sweep() refuses: pin, unpin and linked
  * neither all set nor all NULL, a reserve of 0 or above SWF_SWEEP_RESERVE_MAX, a slot offset that
  * is no multiple of the pointer size, a section bound (neither 0 nor SWF_SWEEP_SECTION_BOUND_AUTO)

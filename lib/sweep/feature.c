@@ -298,7 +298,7 @@ static size_t count_members(struct swf_feature *f)
     size_t bound = swf_list_can_pin(l->ops) ? f->cfg.sweep.section_bound : 0;
     size_t n = 0, most = 0, section = 0;
     int restarts = 0;
-    g->enter(g->arg);
+    swf_guard_enter_(g);
     void *m = l->ops->first(l->list);
     while (m != NULL) {
         n++;
@@ -308,7 +308,7 @@ static size_t count_members(struct swf_feature *f)
         }
         l->ops->pin(l->list, m); /* leave the section: writers get in */
         g->leave(g->arg);
-        g->enter(g->arg);
+        swf_guard_enter_(g);
         section = 0;
         void *next = NULL;
         if (l->ops->linked(l->list, m)) {
@@ -471,8 +471,11 @@ int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
         size_t prepare = f->cfg.prepare;
         if (prepare == SWF_FEATURE_PREPARE_COUNT)
             prepare = prepare_for(f, count_members(f));
-        if (prepare != 0)
+        if (prepare != 0) {
+            const char *kept = swf_reason_keep_(); /* best effort: a short grow is no failure */
             (void)swf_cache_grow(f->cfg.sweep.cache, prepare);
+            swf_reason_restore_(kept);
+        }
         swfi_fetch_or_seq_cst_32(&f->head.x_gate, GATE_ON);
         barrier_b(f);
     }
@@ -484,7 +487,9 @@ int swf_feature_activate(struct swf_feature *f, struct swf_sweep_stats *stats)
     /* The members the sweep stepped on: its visits less its revisits' share is not known, so
      * the assigned and already-set counts, which a revisit does not inflate past the list. */
     swfi_store_relaxed_64(&f->x_headroom, headroom_for(f, st.assigned + st.already_set));
+    const char *kept = swf_reason_keep_();
     (void)maintain_locked(f); /* best effort: adders fall back on owing */
+    swf_reason_restore_(kept);
     pthread_mutex_unlock(&f->lock);
     if (stats != NULL)
         *stats = st;
@@ -513,8 +518,11 @@ int swf_feature_catch_up(struct swf_feature *f, struct swf_sweep_stats *stats)
             swfi_fetch_add_relaxed_64(&f->x_walks, 1);
         }
         swfi_fetch_add_relaxed_64(&f->x_catch_ups, 1);
-        if (err == 0)
-            err = maintain_locked(f);
+        if (err == 0) {
+            const char *kept = swf_reason_keep_(); /* best effort, as in activate */
+            (void)maintain_locked(f);
+            swf_reason_restore_(kept);
+        }
     }
     pthread_mutex_unlock(&f->lock);
     return err ? swfi_fail(__func__, err, "out of memory: members are still owed") : 0;
@@ -586,7 +594,7 @@ static void check_all_taken(struct swf_feature *f)
     const struct swf_list *l = &f->cfg.sweep.list;
     const struct swf_guard *g = &f->cfg.sweep.guard;
     size_t bound = f->cfg.sweep.section_bound, section = 0;
-    g->enter(g->arg);
+    swf_guard_enter_(g);
     for (void *m = l->ops->first(l->list); m != NULL;) {
         if (swf_slot_peek(swf_slot_of(m, l->slot_offset)) != NULL && still_linked(l, m))
             swfi_die("swf_feature_deactivate",
@@ -600,7 +608,7 @@ static void check_all_taken(struct swf_feature *f)
         }
         l->ops->pin(l->list, m); /* a bound implies a list that can pin (create checks) */
         g->leave(g->arg);
-        g->enter(g->arg);
+        swf_guard_enter_(g);
         section = 0;
         void *next = l->ops->linked(l->list, m) ? l->ops->next(l->list, m) : l->ops->first(l->list);
         l->ops->unpin(l->list, m);
