@@ -11,30 +11,45 @@
  * its worker inside ck_epoch sections, so that switching off frees them after a grace period
  * without a lock on the hot path. A table from descriptor to connection serves lookups by fd.
  *
- *   server [--workers N] [--period-ms MS] SECONDS
- *       serve for SECONDS (0: until SIGINT or SIGTERM), print the port, then exit cleanly
- *   server --self-test SECONDS [--workers N] [--clients N] [--period-ms MS]
+ *   server [--workers N] [--period-ms MS] [--prepare N] [--control-cpu CPU] SECONDS
+ *       serve for SECONDS (0: until SIGINT or SIGTERM), print the port, then exit cleanly;
+ *       objects for N connections (default 256) are made ready at start-up, and the control
+ *       thread runs on CPU if given
+ *   server --self-test SECONDS [--workers N] [--clients N] [--mute N] [--period-ms MS] ...
  *       also run client threads that open, use and close connections (some closed as soon as
- *       they are open); check after every activation, catch-up and deactivation; print TAP
+ *       they are open), and N clients (default 1) that send and never read; check after every
+ *       activation, catch-up and deactivation; print TAP
+ *
+ * Nothing blocks inside an epoch section: a worker sends without waiting, and what its client
+ * has not taken yet waits in the connection's own output buffer, flushed when epoll says the
+ * socket is writable; meanwhile the worker stops reading that connection, so a client that never
+ * reads costs the server one buffer and holds up no one (a blocking send there had held the
+ * worker's section open, and with it every other connection of that worker and every grace
+ * period, deactivate's included).
  *
  * Checks (both modes; the self-test reports them as TAP and exits non-zero on a failure): after
  * activate and after catch_up return 0, every live connection has its object but for those
  * owed since the call began; after deactivate, none has one; every object a worker finds is its
  * connection's; at exit every connection was freed and the cache has no object alive. The
  * self-test runs at least SECONDS, and on until the feature was switched on and off 3 times,
- * the clients opened 200 connections and (with SWF_FAILSLAB set) a catch-up ran: it counts, it
- * does not time. Build it against an installed sweepfill:
+ * the clients opened 200 connections, (with SWF_FAILSLAB set) a catch-up ran and (with --mute)
+ * the clients that never read were refused by a full socket, after which the feature switched
+ * off twice more and the others had 50 more answers: it counts, it does not time, but gives up
+ * with a failure after SELF_TEST_LIMIT_S seconds rather than hang. Build it against an installed
+ * sweepfill (docs/server.md has the line for a private prefix):
  *   cc -O2 -pthread -o server examples/server.c $(pkg-config --cflags --libs sweepfill)
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1 /* accept4, SOCK_NONBLOCK */
+#define _GNU_SOURCE 1 /* accept4, SOCK_NONBLOCK, pthread_setaffinity_np */
 #endif
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -52,7 +67,8 @@
 #include <ck_queue.h>
 #include <sweepfill/feature.h>
 
-enum { MAX_WORKERS = 16, MAX_CLIENTS = 16, BATCH = 64, MSG = 32 };
+enum { MAX_WORKERS = 16, MAX_CLIENTS = 16, MAX_MUTE = 4, BATCH = 64, MSG = 32, CHUNK = 4096 };
+enum { SELF_TEST_LIMIT_S = 150 }; /* far beyond a run's few seconds, even beside a CPU hog */
 
 static void die(const char *what)
 {
@@ -100,6 +116,7 @@ struct conn {
     int fd;             /* -1 once closed; written under the writer mutex */
     uint64_t owed_at;   /* the ticket of an EAGAIN at accept (0: none); writer mutex */
     struct worker *owner;
+    struct outbuf *out; /* the echo its client has not taken yet (the owner's; NULL: none) */
 };
 CK_LIST_HEAD(conn_list, conn);
 SWF_LIST_CK_LIST_AUTO(conns, conn_list, conn, link, counters, pin)
@@ -120,13 +137,6 @@ static void init_counters(void *obj, void *member, void *arg)
     struct counters *k = obj;
     k->conn = member;
     k->requests = k->bytes = 0;
-}
-
-/* A grace period that sleeps between looks: the reader it waits for may run on this core. */
-static void nap(ck_epoch_t *e, ck_epoch_record_t *r, void *arg)
-{
-    (void)e, (void)r, (void)arg;
-    sleep_us(20);
 }
 
 static int make_feature(void)
@@ -171,6 +181,7 @@ static void free_conn(struct swf_pin *pin)
 {
     struct conn *c = (struct conn *)((char *)pin - offsetof(struct conn, pin));
     swf_feature_release(counting, c); /* its counters, if any, back to the cache */
+    free(c->out);
     free(c);
     __atomic_fetch_add(&conns_freed, 1, __ATOMIC_RELAXED);
 }
@@ -195,32 +206,71 @@ static void close_conn(struct worker *w, struct conn *c)
 
 /* ---- the workers ---- */
 
-static bool send_all(int fd, const char *p, size_t n)
+/* What a connection's client has not taken yet: at most one read's echo, since the worker stops
+ * reading a connection while anything waits here (the client's own socket buffers then fill,
+ * and its sends block, not ours). */
+struct outbuf {
+    size_t off, len;
+    char data[CHUNK];
+};
+
+/* Which events the owning worker waits for on c: input, or output while its buffer holds some. */
+static bool want(struct worker *w, struct conn *c, uint32_t events)
 {
-    while (n > 0) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k > 0) {
-            p += k, n -= (size_t)k;
-        } else if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-            struct pollfd pf = {.fd = fd, .events = POLLOUT};
-            poll(&pf, 1, 100);
-        } else {
+    struct epoll_event ev = {.events = events, .data.ptr = c};
+    return epoll_ctl(w->ep, EPOLL_CTL_MOD, c->fd, &ev) == 0;
+}
+
+/* Send what c's buffer holds, never waiting: false when the connection failed. */
+static bool flush(struct conn *c)
+{
+    struct outbuf *o = c->out;
+    while (o->len > 0) {
+        ssize_t k = send(c->fd, o->data + o->off, o->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k > 0)
+            o->off += (size_t)k, o->len -= (size_t)k;
+        else if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            return true; /* the socket is full: the rest waits for EPOLLOUT */
+        else
             return false;
-        }
     }
     return true;
 }
 
-/* One readable connection: echo what came, counting it in the connection's object if on. */
+/* Echo n bytes to c without waiting: what the socket does not take now goes into c's buffer, and
+ * the worker waits for output, not input, until the buffer is empty. False: c failed. */
+static bool echo(struct worker *w, struct conn *c, const char *p, size_t n)
+{
+    ssize_t k = send(c->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        return false;
+    size_t sent = k > 0 ? (size_t)k : 0;
+    if (sent == n)
+        return true;
+    if (c->out == NULL && (c->out = malloc(sizeof(*c->out))) == NULL)
+        return false;
+    c->out->off = 0;
+    c->out->len = n - sent;
+    memcpy(c->out->data, p + sent, n - sent);
+    return want(w, c, EPOLLOUT);
+}
+
+/* One ready connection: flush what its client owes us room for, or echo what came, counting it
+ * in the connection's object if on. Inside the worker's epoch section: no call here waits. */
 static void serve(struct worker *w, struct conn *c)
 {
     if (c->fd < 0)
         return; /* closed earlier in this batch; its memory lives until our next poll */
-    char buf[4096];
-    ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    if (c->out != NULL && c->out->len > 0) { /* waiting to send: EPOLLOUT, or an error */
+        if (!flush(c) || (c->out->len == 0 && !want(w, c, EPOLLIN)))
+            close_conn(w, c);
         return;
-    if (n <= 0 || !send_all(c->fd, buf, (size_t)n)) {
+    }
+    char buf[CHUNK];
+    ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    if (n <= 0 || !echo(w, c, buf, (size_t)n)) {
         close_conn(w, c);
         return;
     }
@@ -269,8 +319,9 @@ static void *worker_main(void *arg)
         close_conn(w, c);
         ck_epoch_end(&w->rec, NULL);
     }
-    /* TODO(lead): swf_synchronize_epoch */
-    ck_epoch_barrier_wait(&w->rec, nap, NULL);
+    /* ck_epoch_barrier's two halves, its wait the library's: it sleeps until sections end. */
+    swf_synchronize_epoch(&w->rec);
+    ck_epoch_reclaim(&w->rec); /* every free queued here: their grace period is over */
     return NULL;
 }
 
@@ -351,7 +402,7 @@ static uint64_t ticket_now(void)
 static int period_ms = 200, stop_control;
 static struct {
     uint64_t on, off, catch_ups, failed, exact_checks, missing, stray, held_after_off;
-    uint64_t largest, nowait_failures;
+    uint64_t largest, nowait_failures, maintain_failed;
 } ctl;
 
 static void check_on(uint64_t since)
@@ -370,6 +421,10 @@ static void stay_on(double seconds, bool complete, uint64_t covered)
 {
     double until = now_s() + seconds;
     for (int i = 1; now_s() < until && !__atomic_load_n(&stop_control, __ATOMIC_ACQUIRE); i++) {
+        /* Every turn: the add reserve and the headroom refilled, so that the accepts' NOWAIT
+         * calls find objects; a few loads when no accept came since the last refill. */
+        if (swf_feature_maintain(counting) != 0)
+            ctl.maintain_failed++; /* ENOMEM: the accepts leave connections owed meanwhile */
         if (__atomic_exchange_n(&owed_pending, 0, __ATOMIC_ACQUIRE)) {
             uint64_t since = ticket_now();
             int err = swf_feature_catch_up(counting, NULL);
@@ -388,11 +443,26 @@ static void stay_on(double seconds, bool complete, uint64_t covered)
     }
 }
 
-static int control_parked, workers_gone;
+static int control_parked, workers_gone, control_cpu = -1;
+
+/* Move the calling thread to cpu: the preparation and the sweeps of activate then run there, not
+ * on the CPUs the process was started on (taskset -c, systemd's CPUAffinity=), which it would
+ * otherwise inherit. */
+static int run_on_cpu(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
 
 static void *control_main(void *arg)
 {
     (void)arg;
+    int moved = control_cpu >= 0 ? run_on_cpu(control_cpu) : 0;
+    if (moved != 0)
+        fprintf(stderr, "server: --control-cpu %d: %s (it runs where it was)\n", control_cpu,
+                strerror(moved));
     for (;;) {
         uint64_t since = ticket_now();
         struct swf_sweep_stats st;
@@ -505,6 +575,63 @@ static void *client_main(void *arg)
     return NULL;
 }
 
+/* Clients that send and never read: the server must stop reading them, not stop serving. */
+static int nmute = 1, mute_fds[MAX_MUTE];
+static pthread_mutex_t mute_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int refused;         /* mute clients whose send found their socket full */
+    uint64_t bytes;      /* what they had sent by then */
+    uint64_t off, trips; /* switch-offs and the others' round trips when the last was refused */
+} mute;
+
+static void *mute_main(void *arg)
+{
+    uintptr_t me = (uintptr_t)arg;
+    static const char chunk[65536]; /* what it sends does not matter: nobody reads the echo */
+    int fd = dial();
+    if (fd < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+        __atomic_fetch_add(&client_errors, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    mute_fds[me] = fd; /* closed by main, after the server stopped */
+    uint64_t sent = 0;
+    for (bool full = false; !__atomic_load_n(&stop_clients, __ATOMIC_ACQUIRE);) {
+        ssize_t k = send(fd, chunk, sizeof(chunk), MSG_NOSIGNAL);
+        if (k > 0) {
+            sent += (uint64_t)k;
+            continue;
+        }
+        if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            __atomic_fetch_add(&client_errors, 1, __ATOMIC_RELAXED);
+            return NULL;
+        }
+        if (!full) { /* the server's echo filled our socket, and it stopped reading ours */
+            full = true;
+            pthread_mutex_lock(&mute_lock);
+            mute.refused++;
+            mute.bytes += sent;
+            mute.off = __atomic_load_n(&ctl.off, __ATOMIC_RELAXED);
+            mute.trips = __atomic_load_n(&client_round_trips, __ATOMIC_RELAXED);
+            pthread_mutex_unlock(&mute_lock);
+        }
+        struct pollfd pf = {.fd = fd, .events = POLLOUT};
+        poll(&pf, 1, 10);
+    }
+    return NULL;
+}
+
+/* Whether the mute clients were all refused, and since then the feature switched off twice and
+ * the other clients had 50 answers: what a worker held in a blocking send would prevent. */
+static bool mute_outlived(void)
+{
+    pthread_mutex_lock(&mute_lock);
+    bool done = mute.refused == nmute &&
+                __atomic_load_n(&ctl.off, __ATOMIC_RELAXED) >= mute.off + 2 &&
+                __atomic_load_n(&client_round_trips, __ATOMIC_RELAXED) >= mute.trips + 50;
+    pthread_mutex_unlock(&mute_lock);
+    return done;
+}
+
 /* ---- start, run, stop ---- */
 
 static int tap_n, tap_failed;
@@ -528,8 +655,8 @@ static void on_signal(int sig)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: server [--self-test] [--workers N] [--clients N] [--period-ms MS] "
-                    "SECONDS\n");
+    fprintf(stderr, "usage: server [--self-test] [--workers N] [--clients N] [--mute N] "
+                    "[--period-ms MS] [--prepare N] [--control-cpu CPU] SECONDS\n");
     exit(2);
 }
 
@@ -537,6 +664,7 @@ int main(int argc, char **argv)
 {
     bool self_test = false;
     double seconds = -1;
+    long prepare = 256;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--self-test") == 0)
             self_test = true;
@@ -544,15 +672,22 @@ int main(int argc, char **argv)
             nworkers = atoi(argv[++i]);
         else if (strcmp(argv[i], "--clients") == 0 && i + 1 < argc)
             nclients = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--mute") == 0 && i + 1 < argc)
+            nmute = atoi(argv[++i]);
         else if (strcmp(argv[i], "--period-ms") == 0 && i + 1 < argc)
             period_ms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--prepare") == 0 && i + 1 < argc)
+            prepare = atol(argv[++i]);
+        else if (strcmp(argv[i], "--control-cpu") == 0 && i + 1 < argc)
+            control_cpu = atoi(argv[++i]);
         else if (argv[i][0] != '-' && seconds < 0)
             seconds = atof(argv[i]);
         else
             usage();
     }
     if (seconds < 0 || nworkers < 1 || nworkers > MAX_WORKERS || nclients < 1 ||
-        nclients > MAX_CLIENTS || period_ms < 2)
+        nclients > MAX_CLIENTS || nmute < 0 || nmute > MAX_MUTE || period_ms < 2 || prepare < 0 ||
+        control_cpu >= CPU_SETSIZE)
         usage();
 
     struct rlimit rl;
@@ -565,6 +700,10 @@ int main(int argc, char **argv)
     ck_epoch_register(&epoch, &control_rec, NULL);
     if (make_feature() != 0)
         die("swf_feature_create");
+    /* The objects for the connections expected, made ready now, before anything is served:
+     * activate's own preparation then finds them there (docs/server.md). */
+    if (swf_feature_prepare(counting, (size_t)prepare) != 0)
+        die("swf_feature_prepare");
 
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
@@ -587,20 +726,32 @@ int main(int argc, char **argv)
         ck_epoch_register(&epoch, &workers[i].rec, NULL);
         pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]);
     }
-    pthread_t acceptor, control, clients[MAX_CLIENTS];
+    pthread_t acceptor, control, clients[MAX_CLIENTS], mutes[MAX_MUTE];
     pthread_create(&acceptor, NULL, accept_main, NULL);
     pthread_create(&control, NULL, control_main, NULL);
+    if (!self_test)
+        nmute = 0;
+    for (int i = 0; i < nmute; i++)
+        pthread_create(&mutes[i], NULL, mute_main, (void *)(uintptr_t)i);
     if (self_test)
         for (int i = 0; i < nclients; i++)
             pthread_create(&clients[i], NULL, client_main, (void *)(uintptr_t)i);
 
     /* Run: SECONDS, and (self-test) on until enough happened to check; never by time alone. */
     bool want_catch_up = getenv("SWF_FAILSLAB") != NULL;
-    double end = now_s() + seconds;
+    double start = now_s(), end = start + seconds;
     for (;;) {
         sleep_us(10000);
         if (stopping)
             break;
+        if (self_test && now_s() - start > SELF_TEST_LIMIT_S) { /* a worker stalled: no hang */
+            point(false, "the self-test reached its checks within %d s (switched off %llu times)",
+                  SELF_TEST_LIMIT_S,
+                  (unsigned long long)__atomic_load_n(&ctl.off, __ATOMIC_RELAXED));
+            printf("1..%d\n", tap_n);
+            fflush(stdout);
+            _exit(1);
+        }
         if ((seconds == 0 && !self_test) || now_s() < end)
             continue;
         if (!self_test)
@@ -609,7 +760,7 @@ int main(int argc, char **argv)
         swf_feature_stats(counting, &fs);
         if (__atomic_load_n(&ctl.off, __ATOMIC_RELAXED) >= 3 &&
             __atomic_load_n(&client_opens, __ATOMIC_RELAXED) >= 200 &&
-            (!want_catch_up || fs.catch_ups >= 1))
+            (!want_catch_up || fs.catch_ups >= 1) && (nmute == 0 || mute_outlived()))
             break;
     }
 
@@ -620,6 +771,8 @@ int main(int argc, char **argv)
     if (self_test)
         for (int i = 0; i < nclients; i++)
             pthread_join(clients[i], NULL);
+    for (int i = 0; i < nmute; i++)
+        pthread_join(mutes[i], NULL);
     __atomic_store_n(&stop_accept, 1, __ATOMIC_RELEASE);
     pthread_join(acceptor, NULL);
     __atomic_store_n(&stop_control, 1, __ATOMIC_RELEASE);
@@ -643,6 +796,9 @@ int main(int argc, char **argv)
         for (int i = 0; i < nclients; i++)
             for (int j = 0; j < client_nfds[i]; j++)
                 close(client_fds[i][j]);
+    for (int i = 0; i < nmute; i++)
+        if (mute_fds[i] > 0)
+            close(mute_fds[i]);
     close(listen_fd);
 
     struct census left = take_census(0);
@@ -654,11 +810,20 @@ int main(int argc, char **argv)
               "clients: %llu connections opened, %llu requests echoed, %llu errors",
               (unsigned long long)client_opens, (unsigned long long)client_round_trips,
               (unsigned long long)client_errors);
-    point(ctl.on >= (self_test ? 3 : 0) && ctl.failed == 0 && ctl.off >= ctl.on,
+    if (nmute > 0)
+        point(mute.refused == nmute,
+              "%d client(s) that never read: their sockets filled after %llu bytes, and since "
+              "then the feature switched off %llu more times and the others had %llu more answers",
+              nmute, (unsigned long long)mute.bytes, (unsigned long long)(ctl.off - mute.off),
+              (unsigned long long)(client_round_trips - mute.trips));
+    point(ctl.on >= (self_test ? 3 : 0) && ctl.failed == 0 && ctl.off >= ctl.on &&
+              ctl.maintain_failed == 0,
           "switched on %llu times and off %llu times (%llu activations failed); NOWAIT "
-          "failures in the activation sweeps: %llu",
+          "failures in the activation sweeps: %llu; maintains that refilled: %llu (%llu failed), "
+          "objects taken from the add reserve: %llu",
           (unsigned long long)ctl.on, (unsigned long long)ctl.off, (unsigned long long)ctl.failed,
-          (unsigned long long)ctl.nowait_failures);
+          (unsigned long long)ctl.nowait_failures, (unsigned long long)fs.maintains,
+          (unsigned long long)ctl.maintain_failed, (unsigned long long)fs.add_reserve_uses);
     point(ctl.missing == 0,
           "exact: at %llu checks while on (after each activation and catch-up, and every 10 "
           "ms), every live connection had its object but those owed since the last sweep began "

@@ -51,14 +51,17 @@ static int make_feature(struct task_list *all, ck_epoch_record_t *rec)
 static void add_task(struct task_list *all, struct task *t) /* any thread, writer lock held */
 {
     CK_LIST_INSERT_HEAD(all, t, link);
-    (void)swf_feature_added(tracing, t, SWF_NOWAIT); /* off: one load; EAGAIN: t is owed */
+    (void)swf_feature_added(tracing, t, SWF_NOWAIT); /* off: one load; EAGAIN: t is owed, */
+    /* recorded for tend_tasks: no retry here, and none after the unlock (a delete may free t) */
 }
 
-/* The control thread (rec's), not holding the writer lock, now and then: one walk fills every
- * member owed so far, in epoch sections on rec; it returns at once when none is owed. */
-static int catch_up_tasks(void)
+/* The control thread (rec's), not holding the writer lock, on a timer of its loop: refill the add
+ * reserve and the headroom, then give each task owed so far its object, one visit each from the
+ * owed table, in epoch sections on rec. Both return at once when there is nothing to do. */
+static int tend_tasks(void)
 {
-    return swf_feature_catch_up(tracing, NULL);
+    int err = swf_feature_maintain(tracing);
+    return err != 0 ? err : swf_feature_catch_up(tracing, NULL);
 }
 
 static void free_task(struct swf_pin *pin) /* after the grace period and any sweep's unpin */
@@ -118,7 +121,7 @@ int main(void) /* the control thread: rec is its record */
     if (pthread_create(&t, NULL, adder, &all) != 0)
         return 1;
     pthread_join(t, NULL);
-    err |= catch_up_tasks(); /* here, on rec's thread */
+    err |= tend_tasks(); /* here, on rec's thread */
     size_t on = with_shadow(&all);
     err |= swf_feature_deactivate(tracing);
     size_t off = with_shadow(&all);

@@ -59,10 +59,10 @@ static void add_entry(struct table *t, struct entry *e, pthread_rwlock_t *lock)
 {
     pthread_rwlock_wrlock(lock);
     CK_LIST_INSERT_HEAD(&t->buckets[e->key % t->nbuckets], e, link);
-    int err = swf_feature_added(cached, e, SWF_NOWAIT);
+    int err = swf_feature_added(cached, e, SWF_NOWAIT); /* under the lock */
     pthread_rwlock_unlock(lock);
     if (err == EAGAIN) /* e is owed; a remove_entry may have released it by now */
-        swf_feature_catch_up(cached, NULL); /* so catch up: it walks only what is linked */
+        swf_feature_catch_up(cached, NULL); /* so catch up: it fills only what is linked */
 }
 
 static void entry_gone(struct swf_pin *pin) /* the entry's memory is the caller's */

@@ -49,10 +49,10 @@ static void open_conn(struct conn_q *q, struct conn *c, pthread_rwlock_t *lock)
 {
     pthread_rwlock_wrlock(lock);
     TAILQ_INSERT_TAIL(q, c, link);
-    int err = swf_feature_added(stats_on, c, SWF_NOWAIT); /* off: one load; never blocks */
+    int err = swf_feature_added(stats_on, c, SWF_NOWAIT); /* under the lock; never blocks */
     pthread_rwlock_unlock(lock);
-    if (err == EAGAIN) /* c is owed. Not SWF_WAIT on c: a close may have freed it by now */
-        swf_feature_catch_up(stats_on, NULL); /* walks what is linked, in read sections */
+    if (err == EAGAIN) /* c is owed, and recorded. Nothing on c: a close may have freed it */
+        swf_feature_catch_up(stats_on, NULL); /* one visit per owed member, from the table */
 }
 
 static void free_conn(struct swf_pin *pin)

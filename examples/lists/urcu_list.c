@@ -49,7 +49,7 @@ static void start_session(struct cds_list_head *all, struct session *s)
 {
     pthread_mutex_lock(&update);
     cds_list_add_rcu(&s->link, all);
-    int err = swf_feature_added(tracing, s, SWF_NOWAIT); /* off: one load */
+    int err = swf_feature_added(tracing, s, SWF_NOWAIT); /* under the lock; off: one load */
     pthread_mutex_unlock(&update);
     if (err == EAGAIN) /* s is owed; an end_session may free s now: catch up, not s itself */
         swf_feature_catch_up(tracing, NULL); /* outside the lock, a registered thread */

@@ -126,6 +126,9 @@ SWF_API void swf_guard_rwlock(struct swf_guard *g, pthread_rwlock_t *lock);
  * Progress: Blocking: it waits for the sections that began before it, and sleeps while it waits
  * rather than spin for long, since a reader it waits for may need the CPU. Its wait for a lock
  * held when it tried it, or for the grace period, is watched (SWF_WATCHDOG_SECONDS).
+ * swf_synchronize_epoch() waits only for records inside a section: a record registered on the
+ * epoch whose thread is outside its sections (blocked in epoll_wait() or read(), or never to run
+ * again) holds it up not at all.
  * Ordering: Everything a reader did inside a section that began before the call happens-before
  * the call returns (the write lock's or the mutex's unlock and lock, or the epoch's grace period,
  * order it).
