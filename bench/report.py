@@ -245,10 +245,12 @@ def seed_results(runs):
     _SEED_COUNTERS (None when absent), seconds_min and seconds_max (the fastest and the slowest
     measurement's), estimated (bool),
     label, count (measurements: medians are taken over them), runs (the measurements, for the
-    paired ratios of the Decision rules), error. A seed variant named <variant>_aa (an A/A
-    control) has the kind "<ALGO> A/A"."""
+    paired ratios of the Decision rules), error, state (the host memory state its file's context
+    records, "warm", "cold", "as-found", or "unstated"). A seed variant named <variant>_aa (an A/A
+    control) has the kind "<ALGO> A/A". An estimated run counts as one measurement, whatever
+    repetitions reported the same estimate."""
     out = []
-    for g in merge_runs(runs):
+    for g in _merge_by_state(runs):
         m = _SEED_RE.match(g["name"])
         if not m:
             continue
@@ -259,7 +261,7 @@ def seed_results(runs):
             kind = _ALGO_OF.get(base, base) + (" A/A" if base != kind else "")
         r = {"family": family, "kind": kind, "size": int(m.group(3)) if m.group(3) else None,
              "n": int(m.group(4)), "label": g["label"], "count": g["n"], "error": g["error"],
-             "runs": g["runs"]}
+             "runs": g["runs"], "state": g["state"]}
         for key in _SEED_COUNTERS:
             r[key] = _counter_median(g, key)
         secs = [float(x["seconds"]) for x in g["runs"] if "seconds" in x]
@@ -269,8 +271,38 @@ def seed_results(runs):
             t = median_of(g, ns_per_iteration)
             r["seconds"] = t * 1e-9 if t is not None else None
         r["estimated"] = bool(r["estimated"]) or g["label"].startswith("ESTIMATED")
+        if r["estimated"] and r["runs"]:
+            r["runs"], r["count"] = r["runs"][:1], 1  # one estimate, not several samples
         out.append(r)
     return out
+
+
+def host_state(run):
+    """The host memory state a run's file records (its context's host_memory), or "unstated"."""
+    return (run.get("context") or {}).get("host_memory") or "unstated"
+
+
+def _merge_by_state(runs):
+    """merge_runs, apart per host memory state: each group has 'state' too."""
+    out = []
+    for state in sorted({host_state(r) for r in runs}, key=_state_order):
+        for g in merge_runs([r for r in runs if host_state(r) == state]):
+            g["state"] = state
+            out.append(g)
+    return out
+
+
+def _state_order(state):
+    return {"warm": 0, "cold": 1, "as-found": 2}.get(state, 3)
+
+
+def states_of(results):
+    """The host memory states of these results, warm first, then cold."""
+    return sorted({r.get("state", "unstated") for r in results}, key=_state_order)
+
+
+def in_state(results, state):
+    return [r for r in results if r.get("state", "unstated") == state]
 
 
 def _find(results, family, kind, size, n):
@@ -327,71 +359,86 @@ def _times(v, estimated=False):
     return f"≈ {fmt_num(v)}×" if estimated else f"{fmt_num(v)}×"
 
 
+def _seed_size_tables(results, size, ns, state):
+    """The seed table and the floors of one object size, in one host memory state."""
+    text = ""
+    text += f"### {size_text(size)} objects, host memory: {state}\n\n"
+    rows = []
+    for n in ns:
+        floor = _floor_total(results, size, n)
+        for algo in ALGOS:
+            r = _find(results, "seed", algo, size, n)
+            if r is None:
+                continue
+            if r["error"]:
+                rows.append([f"{n:,}", algo, "-", "-", "error: " + r["error"], "-", "-",
+                             "-"])
+                continue
+            est = r["estimated"]
+            rows.append([f"{n:,}", algo + (" (estimated)" if est else ""),
+                         fmt_count(r["passes"]), fmt_count(r["visits"]),
+                         _secs(r["seconds"], est), _secs(_ratio(r["seconds"], n / 1e9), est),
+                         _times(_ratio(r["seconds"], floor), est), r["count"]])
+            if algo == "RESUME":
+                rows.append([f"{n:,}", "RESUME: grow only", "-", "-", _secs(r["grow_s"]),
+                             _secs(_ratio(r["grow_s"], n / 1e9)),
+                             _times(_ratio(r["grow_s"], floor)), r["count"]])
+                rows.append([f"{n:,}", "RESUME: in sections", "1", "-",
+                             _secs(r["sections_s"]), _secs(_ratio(r["sections_s"], n / 1e9)),
+                             _times(_ratio(r["sections_s"], floor)), r["count"]])
+        if floor is not None:
+            wi = _find(results, "floor", "walk_init", size, n)
+            ft = _find(results, "floor", "first_touch", size, n)
+            rows.append([f"{n:,}", "baseline: walk + init + first touch", "1", f"{n:,}",
+                         _secs(floor), _secs(floor / n * 1e9), "1×",
+                         f"{wi['count']} + {ft['count']}"])
+    text += md_table(["N", "algorithm", "passes", "visits", "seconds", "ns/member",
+                      "÷ baseline", "n"], rows, "llrrrrrr") + "\n"
+    same = _restart_like_resume(results, size, ns)
+    if same:
+        text += same + "\n\n"
+
+    frows = []
+    for n in ns:
+        cells = [f"{n:,}"]
+        for kind in ("walk", "walk_init", "first_touch", "populate"):
+            r = _find(results, "floor", kind, size, n)
+            cells.append("-" if r is None or r["seconds"] is None else
+                         f"{fmt_num(r['seconds'])} s ({fmt_num(r['seconds'] / n * 1e9)} ns)")
+        frows.append(cells)
+    text += (f"Floors, {size_text(size)} objects, host memory: {state} (seconds, and ns per "
+             f"member):\n\n")
+    text += md_table(["N", "walk", "walk + init", "first touch", "MAP_POPULATE"], frows,
+                     "lrrrr") + "\n"
+
+    return text
+
+
 def seed_markdown(results, max_seconds=None):
-    """The seed table (one per object size), the floors, the speedups, the goals; Markdown."""
+    """The seed table (one per object size and host memory state, the states of a size side by
+    side), the floors, the speedups, the goals; Markdown."""
     sizes = sorted({r["size"] for r in results if r["family"] == "seed"}, reverse=True)
     ns = sorted({r["n"] for r in results if r["family"] == "seed"})
+    states = states_of(results)
     text = ""
     for size in sizes:
-        text += f"### {size_text(size)} objects\n\n"
-        rows = []
-        for n in ns:
-            floor = _floor_total(results, size, n)
-            for algo in ALGOS:
-                r = _find(results, "seed", algo, size, n)
-                if r is None:
+        for state in states:
+            text += _seed_size_tables(in_state(results, state), size, ns, state)
+    text += ("Speedup of RESUME over BATCH_RESTART, the sweep alone (sweep_s: the algorithms' "
+             "own time; the grow, the same for both, apart):\n\n")
+    for state in states:
+        res = in_state(results, state)
+        for size in sizes:
+            for n in ns:
+                b = _find(res, "seed", "BATCH_RESTART", size, n)
+                r = _find(res, "seed", "RESUME", size, n)
+                sp = paired_ratio(_runs_of(b), _runs_of(r), sweep_seconds) if b and r else None
+                if sp is None or not r["sweep_s"] or b["sweep_s"] is None:
                     continue
-                if r["error"]:
-                    rows.append([f"{n:,}", algo, "-", "-", "error: " + r["error"], "-", "-",
-                                 "-"])
-                    continue
-                est = r["estimated"]
-                rows.append([f"{n:,}", algo + (" (estimated)" if est else ""),
-                             fmt_count(r["passes"]), fmt_count(r["visits"]),
-                             _secs(r["seconds"], est), _secs(_ratio(r["seconds"], n / 1e9), est),
-                             _times(_ratio(r["seconds"], floor), est), r["count"]])
-                if algo == "RESUME":
-                    rows.append([f"{n:,}", "RESUME: grow only", "-", "-", _secs(r["grow_s"]),
-                                 _secs(_ratio(r["grow_s"], n / 1e9)),
-                                 _times(_ratio(r["grow_s"], floor)), r["count"]])
-                    rows.append([f"{n:,}", "RESUME: in sections", "1", "-",
-                                 _secs(r["sections_s"]), _secs(_ratio(r["sections_s"], n / 1e9)),
-                                 _times(_ratio(r["sections_s"], floor)), r["count"]])
-            if floor is not None:
-                wi = _find(results, "floor", "walk_init", size, n)
-                ft = _find(results, "floor", "first_touch", size, n)
-                rows.append([f"{n:,}", "baseline: walk + init + first touch", "1", f"{n:,}",
-                             _secs(floor), _secs(floor / n * 1e9), "1×",
-                             f"{wi['count']} + {ft['count']}"])
-        text += md_table(["N", "algorithm", "passes", "visits", "seconds", "ns/member",
-                          "÷ baseline", "n"], rows, "llrrrrrr") + "\n"
-        same = _restart_like_resume(results, size, ns)
-        if same:
-            text += same + "\n\n"
-
-        frows = []
-        for n in ns:
-            cells = [f"{n:,}"]
-            for kind in ("walk", "walk_init", "first_touch", "populate"):
-                r = _find(results, "floor", kind, size, n)
-                cells.append("-" if r is None or r["seconds"] is None else
-                             f"{fmt_num(r['seconds'])} s ({fmt_num(r['seconds'] / n * 1e9)} ns)")
-            frows.append(cells)
-        text += f"Floors, {size_text(size)} objects (seconds, and ns per member):\n\n"
-        text += md_table(["N", "walk", "walk + init", "first touch", "MAP_POPULATE"], frows,
-                         "lrrrr") + "\n"
-
-    text += "Speedup of RESUME over BATCH_RESTART (grow + sweep each):\n\n"
-    for size in sizes:
-        for n in ns:
-            b = _find(results, "seed", "BATCH_RESTART", size, n)
-            r = _find(results, "seed", "RESUME", size, n)
-            sp = paired_ratio(_runs_of(b), _runs_of(r)) if b and r else None
-            if sp is None or not r["seconds"] or b["seconds"] is None:
-                continue
-            est = " (BATCH_RESTART estimated)" if b["estimated"] else ""
-            text += (f"- {size_text(size)}, N = {n:,}: {fmt_num(b['seconds'])} s / "
-                     f"{fmt_num(r['seconds'])} s = {fmt_ratio(sp)}{est}\n")
+                est = " (BATCH_RESTART estimated)" if b["estimated"] else ""
+                text += (f"- host memory {state}, {size_text(size)}, N = {n:,}: "
+                         f"{fmt_num(b['sweep_s'])} s / {fmt_num(r['sweep_s'])} s = "
+                         f"{fmt_ratio(sp)}{est}\n")
     text += "\n"
     notes = [
         "n: the measurements (repetitions) each row's figures are the medians of; a ratio in "
@@ -444,6 +491,19 @@ def _verdict(ok, miss="above"):
 
 def _runs_of(r):
     return r["runs"] if r and r.get("runs") else []
+
+
+def sweep_seconds(run):
+    """A measurement's sweep alone (the sweep_s counter: the algorithm's own time, without the
+    grow); its seconds where it has no such counter (older runs)."""
+    if "sweep_s" in run:
+        return float(run["sweep_s"])
+    return run_seconds(run)
+
+
+def grow_seconds(run):
+    """A measurement's grow (grow_s), or None."""
+    return float(run["grow_s"]) if "grow_s" in run else None
 
 
 def _counter(key):
@@ -509,22 +569,26 @@ def _same_work(a, b):
 
 def _resume_against_restart(results, size, ns):
     """RESUME against RESTART, goal "no slower", by the Decision rules: per N, the median of the
-    paired ratios of their seconds, within 1 + the band (5 %, or the A/A control's)."""
+    paired ratios of their sweeps alone (sweep_s: the grow before them is the same and apart),
+    within 1 + the band (5 %, or the A/A control's)."""
     parts, verdicts, same = [], [], []
     for n in ns:
         a, b = _find(results, "seed", "RESUME", size, n), _find(results, "seed", "RESTART", size, n)
-        r = paired_ratio(_runs_of(a), _runs_of(b)) if a and b else None
+        r = paired_ratio(_runs_of(a), _runs_of(b), sweep_seconds) if a and b else None
         if r is None:
             continue
         if _same_work(a, b):
             same.append(f"N = {n:,}: {fmt_ratio(r)}")
             continue
         aa = _find(results, "seed", "RESTART A/A", size, n)
-        band, how = noise_band(paired_ratio(_runs_of(aa), _runs_of(b)) if aa else None)
+        band, how = noise_band(paired_ratio(_runs_of(aa), _runs_of(b), sweep_seconds)
+                               if aa else None)
         v = judge(r, 1 + band, band=band)
         verdicts.append(v)
-        parts.append(f"N = {n:,}: RESUME {fmt_num(a['seconds'])} s, RESTART "
-                     f"{fmt_num(b['seconds'])} s (medians), {fmt_ratio(r)}, limit "
+        sa, sb = (a["sweep_s"], b["sweep_s"]) if a["sweep_s"] and b["sweep_s"] else \
+            (a["seconds"], b["seconds"])
+        parts.append(f"N = {n:,}: RESUME {fmt_num(sa)} s, RESTART "
+                     f"{fmt_num(sb)} s (medians), {fmt_ratio(r)}, limit "
                      f"{1 + band:.3f}× ({how}): {v}")
     lines = []
     if same:
@@ -535,19 +599,36 @@ def _resume_against_restart(results, size, ns):
                      f"where NOWAIT failures make them differ")
     if not parts:
         return lines
-    return lines + [f"RESUME against RESTART, {size_text(size)}, seconds (goal: no slower; median of "
+    return lines + [f"RESUME against RESTART, {size_text(size)}, the sweep alone (goal: no slower; median of "
             f"the paired ratios RESUME / RESTART within 1 + the band): {'; '.join(parts)}; "
             f"overall: {worst(verdicts)}"]
 
 
 def seed_targets(results):
-    """sweepfill's goals for the seed figures, each as one line with the figures and whether it
-    was met."""
-    lines = []
+    """sweepfill's goals for the seed, floor and ready figures, each as one line with the figures
+    it was judged on and its verdict, per host memory state (each line names its state). A goal
+    on memory preparation (grow + sweep against the fastest floor, the ready time) is met only
+    where it holds in every state measured: one more line says so when there are several."""
+    lines, memory = [], {}
+    for state in states_of(results):
+        ls, mem = _seed_targets_state(in_state(results, state))
+        lines += [f"[host memory: {state}] {line}" for line in ls]
+        for goal, v in mem.items():
+            memory.setdefault(goal, []).append((state, v))
+    if len(states_of(results)) > 1:
+        for goal, vs in memory.items():
+            lines.append(f"{goal}, in every host memory state ("
+                         f"{', '.join(f'{st}: {v}' for st, v in vs)}): {worst([v for _, v in vs])}")
+    return lines
+
+
+def _seed_targets_state(results):
+    """seed_targets for the results of one host memory state: (lines, {memory goal: verdict})."""
+    lines, memory = [], {}
     sizes = sorted({r["size"] for r in results if r["family"] == "seed"}, reverse=True)
     ns = sorted({r["n"] for r in results if r["family"] == "seed"})
     if not ns:
-        return lines
+        return lines, memory
     lo, hi = ns[0], ns[-1]
     for size in sizes:
         res = [_find(results, "seed", "RESUME", size, n) for n in ns]
@@ -557,21 +638,24 @@ def seed_targets(results):
         st = size_text(size)
         lines += _one_pass(results, size, ns)
         a, b = _find(results, "seed", "RESUME", size, lo), _find(results, "seed", "RESUME", size, hi)
-        g = paired_ratio(_runs_of(b), _runs_of(a)) if a and b and hi > lo else None
+        g = paired_ratio(_runs_of(b), _runs_of(a), sweep_seconds) if a and b and hi > lo else None
         if g:
             allowed = 1.1 * hi / lo
-            sg = paired_ratio(_runs_of(b), _runs_of(a), _counter("sweep_s"))
+            tg = paired_ratio(_runs_of(b), _runs_of(a))
             lines.append(f"RESUME growth, {st}: {lo:,} -> {hi:,} members: "
-                         f"{fmt_ratio(g, growth=True)} in time (grow + sweep; the sweep alone "
-                         f"{fmt_ratio(sg, growth=True)}) for ×{hi / lo:g} members (goal ≤ "
-                         f"×{allowed:.2f}): {judge(g, allowed)}")
+                         f"{fmt_ratio(g, growth=True)} in time, the sweep alone (sweep_s; grow + "
+                         f"sweep {fmt_ratio(tg, growth=True)}, not judged here: the grow is "
+                         f"memory) for ×{hi / lo:g} members (goal ≤ ×{allowed:.2f}): "
+                         f"{judge(g, allowed)}")
         bb, rb = _find(results, "seed", "BATCH_RESTART", size, hi), b
-        sp = paired_ratio(_runs_of(bb), _runs_of(rb)) if bb and rb else None
+        sp = paired_ratio(_runs_of(bb), _runs_of(rb), sweep_seconds) if bb and rb else None
         if sp:
             est = ", BATCH_RESTART estimated" if bb["estimated"] else ""
-            lines.append(f"RESUME over BATCH_RESTART at N = {hi:,}, {st}: {fmt_ratio(sp)}{est} "
-                         f"(goal ≥ 1,000×; the kernel patch reported 2,476×): "
-                         f"{judge(sp, 1000, at_least=True)}")
+            few = (f", BATCH_RESTART measured {bb['count']} time{'s' if bb['count'] > 1 else ''}"
+                   f" (fewer samples than 3)" if not bb["estimated"] and bb["count"] < 3 else "")
+            lines.append(f"RESUME over BATCH_RESTART at N = {hi:,}, {st}, the sweep alone: "
+                         f"{fmt_ratio(sp)}{est}{few} (goal ≥ 1,000×; the kernel patch reported "
+                         f"2,476×): {judge(sp, 1000, at_least=True)}")
         if size <= 64:
             parts, verdicts = [], []
             for n in ns:
@@ -587,7 +671,7 @@ def seed_targets(results):
                              f"{st}: {'; '.join(parts)} (goal ≤ 1.3×): {worst(verdicts)}")
         if size >= 4096:
             lines += _resume_against_restart(results, size, ns)
-            parts, verdicts = [], []
+            parts, verdicts, grows = [], [], []
             for n in ns:
                 r = _find(results, "seed", "RESUME", size, n)
                 f, fname = fastest_floor(results, size, n)
@@ -596,11 +680,40 @@ def seed_targets(results):
                     verdicts.append(judge(x, 1.1))
                     parts.append(f"N = {n:,}: {fmt_num(r['seconds'])} s against {fname} "
                                  f"{fmt_num(f['seconds'])} s: {fmt_ratio(x)}")
+                gx = paired_ratio(_runs_of(r), _runs_of(f), grow_seconds, run_seconds) \
+                    if r and f and r["grow_s"] is not None else None
+                if gx:
+                    grows.append(f"N = {n:,}: {fmt_num(r['grow_s'])} s, {fmt_ratio(gx)} "
+                                 f"{fname}")
             if parts:
+                goal = f"RESUME grow + sweep against the fastest memory floor, {st}"
+                memory[goal] = worst(verdicts)
                 lines.append(f"RESUME grow + sweep against the fastest memory floor measured "
                              f"for the same objects, {st}: {'; '.join(parts)} (goal ≤ 1.1×): "
                              f"{worst(verdicts)}")
-    return lines
+            if grows:
+                lines.append(f"RESUME's grow alone (swf_cache_grow(N + 32)) against the same "
+                             f"floor, {st} (reported, no goal of its own): {'; '.join(grows)}")
+    for size in sorted({r["size"] for r in results if r["family"] == "ready"}, reverse=True):
+        parts, verdicts = [], []
+        for n in sorted({r["n"] for r in results if r["family"] == "ready"}):
+            if not 100000 <= n <= 400000:
+                continue
+            c, t = _find(results, "ready", "cache", size, n), _find(results, "ready", "thp_touch",
+                                                                    size, n)
+            if not c or not t or t.get("unsupported") or not t["seconds"]:
+                continue
+            x = paired_ratio(_runs_of(c), _runs_of(t))
+            if x:
+                verdicts.append(judge(x, 1.5))
+                parts.append(f"N = {n:,}: {fmt_num(c['seconds'])} s against "
+                             f"{fmt_num(t['seconds'])} s: {fmt_ratio(x)}")
+        if parts:
+            goal = f"The cache's ready time against THP + touch, {size_text(size)}"
+            memory[goal] = worst(verdicts)
+            lines.append(f"{goal} (ready/cache against ready/thp_touch, N = 100k-400k): "
+                         f"{'; '.join(parts)} (goal ≤ 1.5×): {worst(verdicts)}")
+    return lines, memory
 
 
 # ---- the nowait_failures, sweep_overhead and section_bounds families -----------------------------

@@ -100,17 +100,38 @@ def _huge_text(r):
     return f"{reportlib.fmt_num(r['anon_huge_kb'] / 1024)} of {reportlib.fmt_num(r['mapped_kb'] / 1024)}"
 
 
+def host_state(run):
+    """The host memory state a run's file records (its context's host_memory), or "unstated"."""
+    return (run.get("context") or {}).get("host_memory") or "unstated"
+
+
+def by_state(runs):
+    """[(state, runs)], warm first, then cold: runs of different host states are never pooled."""
+    order = {"warm": 0, "cold": 1, "as-found": 2}
+    states = sorted({host_state(r) for r in runs}, key=lambda s: order.get(s, 3))
+    return [(s, [r for r in runs if host_state(r) == s]) for s in states]
+
+
 def ready_markdown(runs):
-    """Per object size: a row per (N, method) with the ready time, its parts, huge pages used,
-    and the cache row divided by each method; then one line per (size, N) naming the ratios."""
-    results = ready_results(runs)
+    """Per object size and host memory state (the states of a size side by side): a row per
+    (N, method) with the ready time, its parts, huge pages used, and the cache row divided by
+    each method; then one line per (size, N) naming the ratios."""
+    results = []
+    for state, sruns in by_state(runs):
+        for r in ready_results(sruns):
+            r["state"] = state
+            results.append(r)
     if not results:
         return "No ready/* runs.\n"
+    states = list(dict.fromkeys(r["state"] for r in results))
     names = dict(READY_METHODS)
     order = {m: i for i, (m, _) in enumerate(READY_METHODS)}
     text = ""
     lines = []
-    for size in sorted({r["size"] for r in results}, reverse=True):
+    every = results
+    for size, state in [(z, st) for z in sorted({r["size"] for r in every}, reverse=True)
+                        for st in states]:
+        results = [r for r in every if r["state"] == state]
         rows = []
         for n in sorted({r["n"] for r in results if r["size"] == size}):
             cache = _ready_find(results, "cache", size, n)
@@ -137,9 +158,12 @@ def ready_markdown(runs):
                     if f and f["seconds"] and not f["error"] and not f["unsupported"]:
                         parts.append(f"{reportlib.fmt_num(cache['seconds'] / f['seconds'])}× "
                                      f"{method}")
-                lines.append(f"{n:,} × {reportlib.size_text(size)}: the cache's ready time "
+                lines.append(f"host memory {state}, {n:,} × {reportlib.size_text(size)}: the "
+                             f"cache's ready time "
                              f"{_ms(cache['seconds'])} ms = " + ", ".join(parts))
-        text += f"### {reportlib.size_text(size)} objects\n\n"
+        if not rows:
+            continue
+        text += f"### {reportlib.size_text(size)} objects, host memory: {state}\n\n"
         text += reportlib.md_table(
             ["N", "method", "ready ms", "prepare ms", "write pass ms", "CPU ms", "ns/object",
              "GiB/s", "huge pages MiB (of mapped)", "page faults", "cache ÷ this"],

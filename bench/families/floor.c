@@ -136,10 +136,12 @@ static void bm_map(swfb_state *st, bool populate)
     size_t size = (size_t)swfb_range(st, 0), n = (size_t)swfb_range(st, 1);
     size_t bytes = (n ? n : 1) * size;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    double total = 0;
+    double total = 0, thp = 0, stalls = 0, steal = 0;
     int64_t iters = 0;
     while (swfb_keep_running(st)) {
-        bench_host_warm(bytes);
+        bench_host_prepare(bytes, BENCH_PAGES_BASE);
+        struct bench_vm v0, v1, dv;
+        bench_vm_read(&v0);
         uint64_t t0 = bench_now_ns();
         char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
@@ -151,6 +153,9 @@ static void bm_map(swfb_state *st, bool populate)
             for (size_t off = 0; off < bytes; off += page)
                 ((volatile char *)p)[off] = 1;
         uint64_t t1 = bench_now_ns();
+        bench_vm_read(&v1);
+        bench_vm_delta(&dv, &v1, &v0);
+        thp += dv.thp_fault_alloc, stalls += dv.compact_stall, steal += dv.steal_s;
         munmap(p, bytes);
         double s = (double)(t1 - t0) * 1e-9;
         swfb_set_iteration_time(st, s);
@@ -158,6 +163,11 @@ static void bm_map(swfb_state *st, bool populate)
         iters++;
     }
     finish(st, n, total, iters);
+    if (iters > 0) {
+        swfb_counter_set(st, "thp_fault_alloc", thp / (double)iters, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "compact_stall", stalls / (double)iters, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "steal_s", steal / (double)iters, SWFB_COUNTER_PLAIN);
+    }
     swfb_counter_set(st, "pages", (double)((bytes + page - 1) / page), SWFB_COUNTER_PLAIN);
 }
 
@@ -197,5 +207,7 @@ void floor_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn,
     for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]); i++) {
         b = add(sized[i].name, sized[i].fn);
         bench_args_size_n(b, sizes, nsizes, ns, nn);
+        if (sized[i].fn != bm_walk_init && bench_host_state == BENCH_HOST_COLD)
+            swfb_bench_iterations(b, 1); /* cold: one measurement per preparation */
     }
 }

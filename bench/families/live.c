@@ -63,10 +63,14 @@
  *   --huge-pages=off   sweepfill's caches without transparent huge pages (an experiment)
  *   --grow-first  sweepfill's caches grown (swf_cache_grow) before the service starts, so that
  *             the activation is the sweep alone (an experiment)
- *   --host-memory  warm (default): before the service starts, each measurement's child maps,
+ *   --host-memory=warm|cold|as-found, --cold-sleep=S
+ *             warm (default): before each measurement's child is forked, the parent maps,
  *             faults in and unmaps as many bytes as its activation will take (the objects, and
- *             the 4 MiB of huge-page measurement of a process's first large grow), so that
- *             every variant meets memory its host backs (host.h); as-found: not
+ *             the 4 MiB of huge-page measurement of a process's first large grow), with the
+ *             page size the variant maps with (base pages for malloc: urcu, stw; huge pages for
+ *             sweepfill's caches unless --huge-pages=off), so that every variant meets memory
+ *             its host backs, prepared its own way (host.h); cold: memory the host took back
+ *             (S seconds of sleep, default 6, shared through a ballast); as-found: nothing
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -920,7 +924,6 @@ static void child_run(struct lresult *r)
     }
     if (opt.pin)
         pin_to(1);
-    bench_host_warm_objects(S.n, S.size);
     /* --grow-first: the objects made ready before the service starts, so that the activation
      * is the sweep alone (activate's own grow then finds them ready). */
     if (opt.grow_first && S.cache != NULL && swf_cache_grow(S.cache, S.n + RESERVE) != 0) {
@@ -1000,6 +1003,8 @@ static void child_run(struct lresult *r)
 /* Fork, run one measurement, copy its result. Returns 0, or -1 with r->msg set. */
 static int measure(enum variant v, size_t n, size_t size, struct lresult *r, struct lresult *shared)
 {
+    bench_host_prepare_objects(
+        n, size, v == V_URCU || v == V_STW || opt.huge_off ? BENCH_PAGES_BASE : BENCH_PAGES_HUGE);
     memset(shared, 0, sizeof(*shared));
     fflush(stdout);
     if (!opt.smoke)
@@ -1061,7 +1066,9 @@ static const char *flag(const char *arg, const char *name)
 
 static int parse_args(int argc, char **argv)
 {
-    bench_warm_host = true; /* --host-memory=warm unless said otherwise */
+    bench_host_state = BENCH_HOST_WARM; /* --host-memory=warm unless said otherwise */
+    if (bench_host_take_flags(&argc, argv, "bench_live") != 0)
+        return -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (strcmp(a, "--smoke") == 0) {
@@ -1073,9 +1080,6 @@ static int parse_args(int argc, char **argv)
             opt.pin = true;
         } else if (strcmp(a, "--grow-first") == 0) {
             opt.grow_first = true;
-        } else if (strcmp(a, "--host-memory=warm") == 0 ||
-                   strcmp(a, "--host-memory=as-found") == 0) {
-            bench_warm_host = strcmp(a, "--host-memory=warm") == 0;
         } else if ((v = flag(a, "--big-reps")) != NULL) {
             opt.big_reps = atoi(v);
         } else if (strcmp(a, "--huge-pages=off") == 0) {
@@ -1360,7 +1364,7 @@ static int write_json(const char *path, struct lresult *all, int nconf, double l
             "\"load_before\": %.2f, \"load_after\": %.2f, \"seconds\": %.1f},\n\"runs\": [",
             sysconf(_SC_NPROCESSORS_ONLN), opt.workers, opt.reps, (long long)opt.idle_ms,
             (long long)opt.on_ms, (long long)opt.writer_us, opt.big_reps, (long long)opt.slow_ns,
-            opt.pin, opt.huge_off, opt.grow_first, bench_warm_host ? "warm" : "as-found",
+            opt.pin, opt.huge_off, opt.grow_first, bench_host_state_name(bench_host_state),
             WIN_NS / 1000000, load[0], load[1], seconds);
     bool first = true;
     for (int c = 0; c < nconf; c++)

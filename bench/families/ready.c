@@ -333,6 +333,15 @@ out:
 
 /* ---- the benchmark body -------------------------------------------------------------------- */
 
+/* The page size a row maps with, for the host's preparation (host.h): each row's own. */
+static unsigned row_pages(const struct row *row)
+{
+    if (row->method == M_CACHE)
+        return huge_pages_flag != NULL && strcmp(huge_pages_flag, "off") == 0 ? BENCH_PAGES_BASE
+                                                                              : BENCH_PAGES_HUGE;
+    return row->thp ? BENCH_PAGES_HUGE : BENCH_PAGES_BASE;
+}
+
 static void bm_ready(swfb_state *st)
 {
     const struct row *row = swfb_data(st);
@@ -366,14 +375,23 @@ static void bm_ready(swfb_state *st)
         memset(resident, 0, resident_bytes);
     }
     double prep = 0, wr = 0, cpu = 0, mapped = 0, huge = 0, faults = 0;
+    double thp = 0, stalls = 0, steal = 0;
     int64_t iters = 0;
     const char *msg = NULL;
     while (swfb_keep_running(st)) {
         struct ready r;
         memset(&r, 0, sizeof(r));
-        bench_host_warm_objects(n, size);
+        if (row->method != M_MEMSET) /* memset's memory is resident beforehand */
+            bench_host_prepare_objects(n, size, row_pages(row));
+        struct bench_vm v0, v1, dv;
+        bench_vm_read(&v0);
         msg = row->method == M_CACHE ? ready_cache(n, size, objs, &r)
                                      : ready_map(row->method, n, size, &r);
+        bench_vm_read(&v1);
+        bench_vm_delta(&dv, &v1, &v0);
+        thp += dv.thp_fault_alloc;
+        stalls += dv.compact_stall;
+        steal += dv.steal_s;
         if (msg != NULL)
             break;
         swfb_set_iteration_time(st, r.prep_s + r.write_s);
@@ -407,6 +425,9 @@ static void bm_ready(swfb_state *st)
     swfb_counter_set(st, "mapped_kb", mapped / k / 1024, SWFB_COUNTER_PLAIN);
     swfb_counter_set(st, "anon_huge_kb", huge / k, SWFB_COUNTER_PLAIN);
     swfb_counter_set(st, "faults", faults / k, SWFB_COUNTER_PLAIN);
+    swfb_counter_set(st, "thp_fault_alloc", thp / k, SWFB_COUNTER_PLAIN);
+    swfb_counter_set(st, "compact_stall", stalls / k, SWFB_COUNTER_PLAIN);
+    swfb_counter_set(st, "steal_s", steal / k, SWFB_COUNTER_PLAIN);
     swfb_counter_set(st, "unsupported", 0, SWFB_COUNTER_PLAIN);
 }
 
@@ -474,7 +495,8 @@ void ready_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn)
         bench_args_size_n(b, sizes, nsizes, ns, nn);
         swfb_bench_manual_time(b);
         swfb_bench_unit(b, SWFB_MS);
-        if ((rows[i].thp && !have_thp) || (rows[i].popw && !have_popw))
+        if ((rows[i].thp && !have_thp) || (rows[i].popw && !have_popw) ||
+            bench_host_state == BENCH_HOST_COLD) /* cold: one measurement per preparation */
             swfb_bench_iterations(b, 1);
     }
 }

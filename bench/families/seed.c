@@ -45,11 +45,25 @@
  *   --quick              n=10k,100k, sizes=64, probe-visits=500k: what `bench/run --quick` uses
  *   --huge-pages=auto|off|required, --grow-threads=N, --cache-alloc=single|inline|bulk
  *                        the cache row of the memory-preparation floors (ready.c)
- *   --host-memory=warm|as-found
- *                        warm (default): before every measurement that maps fresh memory (the
- *                        grow here, the first touch and populate floors, every ready row), as
- *                        many bytes are mapped, faulted in and unmapped, untimed, so that each
- *                        meets memory its host backs (host.h, bench_host_warm); as-found: not
+ *   --host-memory=warm|cold|as-found, --cold-sleep=S
+ *                        the host's state before every measurement that maps fresh memory (the
+ *                        grow here, the first touch and populate floors, every ready row),
+ *                        untimed (host.h, bench_host_prepare): warm (default), as many bytes
+ *                        mapped, faulted in with the page size the contender uses and unmapped;
+ *                        cold, memory the host took back (S seconds of sleep, default 6, shared
+ *                        through a ballast); as-found: nothing. One state per process: bench/run
+ *                        runs warm and cold one after the other and report.py puts them side by
+ *                        side. In the cold state every run that maps memory makes one iteration
+ *                        per repetition, so that each measurement meets cold memory.
+ *   --batch-reps=R       BATCH_RESTART's repetitions (default 3; each runs for real where its
+ *                        estimate fits --max-seconds, else the estimate is reported once)
+ *
+ * Every measurement also records what decides it: the cache's huge_choice and huge_bytes, and
+ * around the grow /proc/vmstat's thp_fault_alloc, thp_fault_fallback and compact_stall and the
+ * host's steal time (counters thp_fault_alloc, thp_fault_fallback, compact_stall, steal_s).
+ *
+ * An A/A control, seed/restart_aa/size:S/n:N, runs RESTART a second time (bench/README.md,
+ * Decision rules, 3): the noise band of the RESUME against RESTART comparison.
  */
 #include <errno.h>
 #include <math.h>
@@ -74,6 +88,7 @@ struct seed_algo {
 static const struct seed_algo seed_algos[] = {
     {SWF_RESUME, "seed/resume"},
     {SWF_RESTART, "seed/restart"},
+    {SWF_RESTART, "seed/restart_aa"},
     {SWF_BATCH_RESTART, "seed/batch_restart"},
 };
 
@@ -83,9 +98,13 @@ static bool shuffled = true;
 static char sentinel_byte; /* &sentinel_byte marks slots pre-set by a probe */
 #define SENTINEL ((void *)&sentinel_byte)
 
+static int batch_reps = 3;
+
 struct sweep_result {
     double grow_s, sweep_s, sections_s;
     struct swf_sweep_stats st;
+    struct bench_vm vm; /* around the grow */
+    double huge_choice, huge_fraction;
     int err;
 };
 
@@ -134,13 +153,22 @@ static const char *sweep_once(struct blist *l, size_t size, enum swf_algo algo,
     struct swf_cache *c = new_cache(size);
     if (c == NULL)
         return "swf_cache_create failed";
-    bench_host_warm_objects(l->n + B, size);
+    bench_host_prepare_objects(l->n + B, size, BENCH_PAGES_HUGE);
+    struct bench_vm v0, v1;
+    bench_vm_read(&v0);
     uint64_t t0 = bench_now_ns();
     int err = swf_cache_grow(c, l->n + B);
     uint64_t t1 = bench_now_ns();
+    bench_vm_read(&v1);
+    bench_vm_delta(&r->vm, &v1, &v0);
     if (err != 0) {
         swf_cache_destroy(c);
         return "swf_cache_grow failed";
+    }
+    struct swf_cache_stats cs;
+    if (swf_cache_stats(c, &cs) == 0) {
+        r->huge_choice = (double)cs.huge_choice;
+        r->huge_fraction = cs.bytes_mapped ? (double)cs.huge_bytes / (double)cs.bytes_mapped : 0;
     }
     blist_clear(l);
     struct swf_sweep_config cfg;
@@ -278,7 +306,7 @@ static const char *batch_estimate(struct blist *l, size_t size, struct estimate 
     struct swf_cache *c = new_cache(size);
     if (c == NULL)
         return "swf_cache_create failed";
-    bench_host_warm_objects(n + B, size);
+    bench_host_prepare_objects(n + B, size, BENCH_PAGES_HUGE);
     uint64_t t0 = bench_now_ns();
     int err = swf_cache_grow(c, n + B);
     uint64_t t1 = bench_now_ns();
@@ -292,6 +320,30 @@ static const char *batch_estimate(struct blist *l, size_t size, struct estimate 
 }
 
 /* ---- the benchmark body -------------------------------------------------------------------- */
+
+/* BATCH_RESTART's estimate per (size, N), probed once and kept for its later repetitions. */
+enum { MAX_EST = 64 };
+static struct {
+    size_t size, n;
+    struct estimate e;
+} estimates[MAX_EST];
+static int nestimates;
+
+static const char *estimate_for(struct blist *l, size_t size, struct estimate *e)
+{
+    for (int i = 0; i < nestimates; i++)
+        if (estimates[i].size == size && estimates[i].n == l->n) {
+            *e = estimates[i].e;
+            return NULL;
+        }
+    const char *msg = batch_estimate(l, size, e);
+    if (msg == NULL && nestimates < MAX_EST) {
+        estimates[nestimates].size = size;
+        estimates[nestimates].n = l->n;
+        estimates[nestimates++].e = *e;
+    }
+    return msg;
+}
 
 static void bm_seed(swfb_state *st)
 {
@@ -307,7 +359,7 @@ static void bm_seed(swfb_state *st)
     struct estimate est;
     bool probed = false;
     if (batch && max_seconds > 0) {
-        const char *msg = batch_estimate(l, size, &est);
+        const char *msg = estimate_for(l, size, &est);
         if (msg != NULL) {
             swfb_skip_with_error(st, msg);
             return;
@@ -318,7 +370,8 @@ static void bm_seed(swfb_state *st)
     uint64_t P = n ? ceil_div(n, B) : 1;
     double formula = batch_visits(n, 1, P);
 
-    double grow = 0, sweep = 0, inside = 0, passes = 0, visits = 0;
+    double grow = 0, sweep = 0, inside = 0, passes = 0, visits = 0, refills = 0;
+    double thp = 0, thp_fb = 0, stalls = 0, steal = 0, choice = 0, huge = 0;
     int64_t iters = 0;
     while (swfb_keep_running(st)) {
         if (estimated) {
@@ -327,6 +380,7 @@ static void bm_seed(swfb_state *st)
             continue;
         }
         struct sweep_result r;
+        memset(&r, 0, sizeof(r));
         const char *msg = sweep_once(l, size, a->algo, &r);
         if (msg != NULL) {
             swfb_skip_with_error(st, msg);
@@ -338,16 +392,30 @@ static void bm_seed(swfb_state *st)
         inside += r.sections_s;
         passes += (double)r.st.passes;
         visits += (double)r.st.visits;
+        refills += (double)r.st.refills;
+        thp += r.vm.thp_fault_alloc;
+        thp_fb += r.vm.thp_fault_fallback;
+        stalls += r.vm.compact_stall;
+        steal += r.vm.steal_s;
+        choice = r.huge_choice;
+        huge += r.huge_fraction;
         iters++;
     }
     if (iters == 0)
         return;
     if (estimated) {
         grow = est.grow_s, sweep = est.sweep_s, inside = est.sections_s;
-        passes = (double)P, visits = formula;
+        passes = (double)P, visits = formula, refills = (double)P - 1;
     } else {
         double k = (double)iters;
-        grow /= k, sweep /= k, inside /= k, passes /= k, visits /= k;
+        grow /= k, sweep /= k, inside /= k, passes /= k, visits /= k, refills /= k;
+        thp /= k, thp_fb /= k, stalls /= k, steal /= k, huge /= k;
+        swfb_counter_set(st, "thp_fault_alloc", thp, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "thp_fault_fallback", thp_fb, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "compact_stall", stalls, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "steal_s", steal, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "huge_choice", choice, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "huge_fraction", huge, SWFB_COUNTER_PLAIN);
     }
     swfb_counter_set(st, "seconds", grow + sweep, SWFB_COUNTER_PLAIN);
     swfb_counter_set(st, "grow_s", grow, SWFB_COUNTER_PLAIN);
@@ -355,6 +423,7 @@ static void bm_seed(swfb_state *st)
     swfb_counter_set(st, "sections_s", inside, SWFB_COUNTER_PLAIN);
     swfb_counter_set(st, "passes", passes, SWFB_COUNTER_PLAIN);
     swfb_counter_set(st, "visits", visits, SWFB_COUNTER_PLAIN);
+    swfb_counter_set(st, "refills", refills, SWFB_COUNTER_PLAIN);
     swfb_counter_set(st, "ns_per_member", n ? (grow + sweep) * 1e9 / (double)n : 0,
                      SWFB_COUNTER_PLAIN);
     swfb_counter_set(st, "estimated", estimated ? 1 : 0, SWFB_COUNTER_PLAIN);
@@ -409,12 +478,17 @@ int main(int argc, char **argv)
     }
     if (bench_take_flag(&argc, argv, "in-order") != NULL)
         shuffled = false;
-    const char *host = bench_take_flag(&argc, argv, "host-memory");
-    if (host != NULL && strcmp(host, "warm") != 0 && strcmp(host, "as-found") != 0) {
-        fprintf(stderr, "bench_seed: --host-memory=%s: expected warm or as-found\n", host);
-        return 1;
+    if ((v = bench_take_flag(&argc, argv, "batch-reps")) != NULL) {
+        int64_t r;
+        if (bench_parse_list(v, &r, 1) != 1 || r < 1) {
+            fprintf(stderr, "bench_seed: --batch-reps=%s: expected a count >= 1\n", v);
+            return 1;
+        }
+        batch_reps = (int)r;
     }
-    bench_warm_host = host == NULL || strcmp(host, "warm") == 0;
+    bench_host_state = BENCH_HOST_WARM; /* unless --host-memory says otherwise */
+    if (bench_host_take_flags(&argc, argv, "bench_seed") != 0)
+        return 1;
     if (ready_take_flags(&argc, argv) != 0)
         return 1;
     for (int i = 0; i < nsizes; i++)
@@ -428,7 +502,9 @@ int main(int argc, char **argv)
     swfb_add_context("order", shuffled ? "shuffled" : "in order");
     swfb_add_context("list", "CK_LIST of 128-byte members, SWF_LIST_CK_LIST_PINNED, no-op pins");
     swfb_add_context("guard", "ck_epoch (swf_guard_epoch), timed");
-    swfb_add_context("host_memory", bench_warm_host ? "warm" : "as-found");
+    swfb_add_context("host_memory", bench_host_state_name(bench_host_state));
+    snprintf(buf, sizeof(buf), "%g", bench_host_cold_sleep_s);
+    swfb_add_context("cold_sleep_s", bench_host_state == BENCH_HOST_COLD ? buf : "none");
     snprintf(buf, sizeof(buf), "%d", B);
     swfb_add_context("reserve", buf);
     snprintf(buf, sizeof(buf), "%g", max_seconds);
@@ -442,10 +518,12 @@ int main(int argc, char **argv)
         swfb_bench_manual_time(b);
         swfb_bench_unit(b, SWFB_MS);
         if (seed_algos[i].algo == SWF_BATCH_RESTART) {
-            /* One sweep, measured once, whatever --benchmark_repetitions says: it may take
-             * minutes, and it is deterministic (its passes and visits are a formula). */
+            /* One sweep per repetition, --batch-reps of them whatever --benchmark_repetitions
+             * says: it may take minutes. Estimated, it reports its one estimate each time. */
             swfb_bench_iterations(b, 1);
-            swfb_bench_repetitions(b, 1);
+            swfb_bench_repetitions(b, batch_reps);
+        } else if (bench_host_state == BENCH_HOST_COLD) {
+            swfb_bench_iterations(b, 1); /* each measurement after its own cold preparation */
         }
     }
     return swfb_main(argc, argv);

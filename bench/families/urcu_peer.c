@@ -60,7 +60,11 @@
  * liburcu's read side is used inline (_LGPL_SOURCE), as a program that cares about its speed
  * would; that only makes the peer faster.
  *
- * Own flags: --n=, --sizes=, --quick, --syncer=0|1 (default 1).
+ * The host's memory is prepared before every measurement, untimed, in the parent
+ * (--host-memory=warm|cold|as-found, default warm; --cold-sleep=S; host.h): warm with the page
+ * size each variant maps with (base pages for malloc, huge pages for the cache), or cold.
+ *
+ * Own flags: --n=, --sizes=, --quick, --syncer=0|1 (default 1), --host-memory=, --cold-sleep=.
  */
 #define _LGPL_SOURCE 1
 
@@ -475,6 +479,9 @@ static void bm_peer(swfb_state *st)
     int64_t iters = 0;
     const char *msg = NULL;
     while (swfb_keep_running(st)) {
+        /* Untimed, in the parent (a cold state's ballast outlives the child): the host's memory
+         * prepared with the page size this variant maps with (host.h). */
+        bench_host_prepare_objects(n, size, v == V_URCU ? BENCH_PAGES_BASE : BENCH_PAGES_HUGE);
         memset(shared, 0, sizeof(*shared));
         fflush(NULL);
         pid_t pid = fork();
@@ -615,6 +622,9 @@ int main(int argc, char **argv)
         }
         with_syncer = sv[0] == '1';
     }
+    bench_host_state = BENCH_HOST_WARM;
+    if (bench_host_take_flags(&argc, argv, prog) != 0)
+        return 1;
     char lib[4096];
     if (check_malloc(lib, sizeof(lib)) != 0)
         return 1;
@@ -631,6 +641,7 @@ int main(int argc, char **argv)
                                          ? "one thread: a grace-period wait, then 100 us of sleep"
                                          : "none (--syncer=0)");
     swfb_add_context("measurement", "each in a freshly forked child: a first activation");
+    swfb_add_context("host_memory", bench_host_state_name(bench_host_state));
 
     static const struct {
         const char *name;

@@ -12,14 +12,14 @@
 ready_table() {
   [ -f "$1" ] || return 0
   step "memory-preparation floors written (report.py ready)" \
-    report ready "$1" --md "$out/ready.md" &&
+    report ready "$@" --md "$out/ready.md" &&
     { echo; echo "## Memory preparation: ready time of N objects (ready/*)"; echo;
       cat "$out/ready.md"; } | say
 }
 
 # After bench_seed: the ready rows of the same run.
 limits_ready() {
-  ready_table "$out/seed.json"
+  ready_table "$out/seed.json" ${seed_jsons[@]+"${seed_jsons[@]:1}"}
 }
 
 # With --all, after the other families (section_bounds among them, quiet).
