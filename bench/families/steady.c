@@ -49,7 +49,8 @@
  * verdict; the header says whether the host's memory was warmed (host.h).
  *
  * Own flags: --members=100k (list), --fail=0,1,30 (percent, list), --phase-ms=1000, --reps=3,
- * --catchup-members=1M, --rounds=9 (the walk's: 3 at most), --host-memory=warm|as-found,
+ * --catchup-members=1M, --rounds=9 (the walk's: 3 at most), --host-memory=warm|cold|as-found
+ * (host.h),
  * --md=FILE (the Markdown there instead of on stdout), --quick (the smoke test's: 2,000 members,
  * 30 ms phases, one repetition, the catch-up at 20,000 members, 3 rounds).
  */
@@ -489,7 +490,9 @@ static const char *steady_setup(size_t n)
     if (S.fifo == NULL)
         return "out of memory";
     S.fifo_mask = cap - 1;
-    bench_host_warm(n * 3 / 2 * (sizeof(struct smember) + OBJ_SIZE) + ((size_t)12 << 20));
+    /* Members are the peer's and ours alike (malloc, base pages); the cache maps huge pages. */
+    bench_host_prepare(n * 3 / 2 * (sizeof(struct smember) + OBJ_SIZE) + ((size_t)12 << 20),
+                       BENCH_PAGES_BASE | BENCH_PAGES_HUGE);
     if (S.v == V_SWF) {
         struct swf_cache_config cc = {.object_size = OBJ_SIZE, .name = "steady"};
         if (swf_cache_create(&cc, &S.cache) != 0)
@@ -633,7 +636,7 @@ static const char *catch_up_child(size_t n, size_t table, struct sresult *r)
     for (size_t i = n; i-- > 0;) /* the list runs order[0], order[1], ... */
         CK_LIST_INSERT_HEAD(&S.head, &m[order[i]], link);
     free(order);
-    bench_host_warm_objects(n, OBJ_SIZE);
+    bench_host_prepare_objects(n, OBJ_SIZE, BENCH_PAGES_HUGE);
     struct swf_cache_config cc = {.object_size = OBJ_SIZE, .name = "steady_catch_up"};
     if (swf_cache_create(&cc, &S.cache) != 0)
         return "swf_cache_create failed";
@@ -996,11 +999,8 @@ static void print_markdown(FILE *out)
             "Host memory: %s. %ld cores, load average %.2f before and %.2f after the run (%.0f "
             "s); %d repetition(s) of %lld ms phases (off, on, off; the control thread ticks every "
             "1 ms); 64-byte objects; medians over the repetitions.%s\n",
-            bench_warm_host ? "warm (each child maps, faults in and unmaps as many bytes as its "
-                              "members and objects take before it starts: host.h)"
-                            : "as found (--host-memory=as-found: nothing warmed)",
-            sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], run_seconds, opt.reps,
-            (long long)opt.phase_ms,
+            bench_host_state_name(bench_host_state), sysconf(_SC_NPROCESSORS_ONLN), load[0],
+            load[1], run_seconds, opt.reps, (long long)opt.phase_ms,
             opt.quick ? " --quick: sizes below the goals' own, the verdicts say little." : "");
     fprintf(out,
             "\n| members | variant | NOWAIT failures | adds/s off | adds/s on | on / off (the "
@@ -1200,19 +1200,16 @@ int main(int argc, char **argv)
     opt.reps = (int)reps;
     opt.rounds = (int)rounds;
     const char *md = bench_take_flag(&argc, argv, "md");
-    const char *host = bench_take_flag(&argc, argv, "host-memory");
-    if (host != NULL && strcmp(host, "warm") != 0 && strcmp(host, "as-found") != 0) {
-        fprintf(stderr, "%s: --host-memory=%s: expected warm or as-found\n", prog, host);
+    bench_host_state = BENCH_HOST_WARM; /* the default; --host-memory says otherwise */
+    if (bench_host_take_flags(&argc, argv, prog) != 0)
         return 1;
-    }
-    bench_warm_host = host == NULL || strcmp(host, "warm") == 0;
     shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) {
         fprintf(stderr, "%s: mmap failed\n", prog);
         return 1;
     }
     char buf[64];
-    swfb_add_context("host_memory", bench_warm_host ? "warm" : "as-found");
+    swfb_add_context("host_memory", bench_host_state_name(bench_host_state));
     snprintf(buf, sizeof(buf), "%lld", (long long)opt.phase_ms);
     swfb_add_context("phase_ms", buf);
     swfb_add_context("control", "swf_feature_maintain, then swf_feature_catch_up, every 1 ms");
