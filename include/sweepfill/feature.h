@@ -315,7 +315,10 @@ SWF_API int swf_feature_deactivate(struct swf_feature *f);
  * Returns: 0 or an error number. After 0, the feature is off, or every member owed before the call
  * (its swf_feature_added() returned EAGAIN or ENOMEM before the call began, or an activate
  * returned ENOMEM) that is still linked has an object, also while another thread's catch-up is
- * still running (it waits for that one).
+ * still running (it waits for that one), and also while that member's own adder retries
+ * swf_feature_added() (it waits for that fill too); except a member that such a retry, running
+ * during the call, leaves owed again: the retry returns EAGAIN or ENOMEM, and the member waits
+ * for the next catch-up.
  * Errors:
  * EINVAL: f is NULL.
  * ENOMEM: an allocation or the sweep ran out of memory: those members are still owed; call it

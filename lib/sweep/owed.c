@@ -113,11 +113,18 @@ bool swfi_owed_reclaim(struct swfi_owed *o, void *member, const void *mark, size
 
 void *swfi_owed_claim(struct swfi_owed *o, size_t *i)
 {
-    for (; *i < o->n; (*i)++) {
+    while (*i < o->n) {
         void *e = swfi_load_acquire_ptr(&o->x_entry[*i]); /* pairs with the mark's release */
         if (is_member(e) &&
             swfi_cas_acq_rel_ptr(&o->x_entry[*i], &e, (void *)((uintptr_t)e | CLAIM)))
             return e;
+        if (e != NULL && e != RESERVED && !is_member(e)) {
+            /* Claimed by the member's own adder, retrying (fillers hold the mutex): its fill
+             * ends in a few steps; wait, so that a catch-up returns after it. */
+            sched_yield();
+            continue;
+        }
+        (*i)++;
     }
     return NULL;
 }

@@ -52,7 +52,9 @@ void swfi_owed_forget(struct swfi_owed *o, void *member, const void *mark);
 bool swfi_owed_reclaim(struct swfi_owed *o, void *member, const void *mark, size_t *i);
 
 /* The filler's steps, under the feature's mutex: claim the next tabled member at or after *i
- * (acquire; *i is left at its entry), or return NULL at the table's end. */
+ * (acquire; *i is left at its entry), or return NULL at the table's end. An entry that the
+ * member's own adder has claimed (a retry) is waited for, not skipped, so that the retry's fill
+ * is done when the filler has passed it. */
 void *swfi_owed_claim(struct swfi_owed *o, size_t *i);
 
 /* End the claim of entry i on member: move member's slot from the entry's mark to obj (release;
