@@ -96,7 +96,7 @@ static void count_states(const struct swf_cache *c, struct tally *t)
 {
     for (const struct swfi_chunk *ch = c->chunks; ch != NULL; ch = ch->next)
         for (size_t i = 0; i < ch->nobjs; i++) {
-            t->state_free += ch->state[i] == OBJ_FREE;
+            t->state_free += ch->state[i] == OBJ_FREE || ch->state[i] == OBJ_POISONED;
             t->state_alloc += ch->state[i] == OBJ_ALLOC;
             t->state_deferred += ch->state[i] == OBJ_DEFERRED;
         }
