@@ -207,7 +207,9 @@ struct swf_cache {
      * leaves its slot (percpu.c); a WAIT allocation's pop is taken back from x_slot_pops. */
     uint64_t x_slot_pops;
     uint64_t x_slot_pushes;
-    uint32_t x_slot_moving; /* magazines swapped out of a slot and not yet folded (percpu.c) */
+    uint32_t x_slot_moving;  /* moves of a slot's magazine in progress (percpu.c) */
+    uint32_t x_fork_pending; /* 1 while a fork waits for the moves: none may begin (percpu.c) */
+    bool forked; /* a child of fork: the parent's other threads may have held objects then */
 
     struct swfi_itable mags;
     struct swfi_itable tstates;
@@ -522,6 +524,13 @@ bool swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees);
 /* The full checks' walk (validate.c, no thread inside the cache): check every CPU's magazine and
  * return how many objects they hold. */
 uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn);
+
+/* The fork hooks' part (tstate.c; refill_lock held): before the fork, stop new moves of a slot's
+ * magazine and wait for those in progress; after it, let them begin again (in the child, with
+ * the count of the moves that only backed off, by threads it does not have, cleared). Blocking:
+ * the wait sleeps while other threads finish their moves, each a bounded, lock-free step. */
+void swfi_pcpu_fork_prepare(struct swf_cache *c);
+void swfi_pcpu_fork_done(struct swf_cache *c, bool child);
 
 /* Whether obj is in this CPU's magazine (a single free's double-free search). Lock-free. */
 bool swfi_pcpu_holds(struct swf_cache *c, const void *obj);
