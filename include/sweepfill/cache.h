@@ -228,7 +228,10 @@ SWF_API void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
 
 /*
  * Give obj, allocated from c, back to c. Misuse aborts with one line naming the function
- * (swf_cache_alloc(3), "Misuse", lists what is caught in every build and with full checks).
+ * (swf_cache_alloc(3), "Misuse", lists what is caught in every build and with full checks). With
+ * the full checks on, it fills obj past its first 8 bytes, and a write found in that fill later
+ * (at obj's next allocation, a move of its magazine, or swf_cache_destroy()) aborts naming this
+ * function: a use after free.
  *
  * Concurrency: any thread, concurrently with every call on c but swf_cache_destroy(); an
  * object may be freed by a thread other than the one that allocated it.

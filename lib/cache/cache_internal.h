@@ -7,8 +7,8 @@
  *
  *   chunkmap.c  the process-wide map from address to chunk, and an object's full checks' state
  *   mag.c       making magazines (in blocks), private chains of empty ones, and a magazine's
- *               own check; the depot's full, partial and empty stacks of magazines are inline,
- *               below
+ *               own check, with its objects' poison (freecheck.c fills it); the depot's full,
+ *               partial and empty stacks of magazines are inline, below
  *   loose.c     the loose list: objects freed when no magazine had room, and its spreading
  *               into magazines
  *   chunk.c     mapping and preparing memory for objects, and carving objects from it
@@ -98,7 +98,11 @@
 #define CHUNK_ALIGN      ((size_t)64 << 10)
 #define WAIT_BATCH_BYTES ((size_t)16 << 20) /* most a WAIT allocation maps at once */
 
-enum obj_state { OBJ_FREE = 0, OBJ_ALLOC = 1, OBJ_DEFERRED = 2 };
+/* An object's full checks' state. OBJ_POISONED is free, with its bytes from 8 to the stride
+ * holding POISON_BYTE (freecheck.c); OBJ_FREE is free and unpoisoned (never allocated, or given
+ * back by a bulk free, which does not touch the objects). */
+enum obj_state { OBJ_FREE = 0, OBJ_ALLOC = 1, OBJ_DEFERRED = 2, OBJ_POISONED = 3 };
+#define POISON_BYTE 0x6b /* slub's POISON_FREE */
 
 /* Bits of owner.x_slow: why cache.h's inline path must call the library. */
 #define SLOW_DEBUG    1u /* full checks: every object's state is tracked */
@@ -203,7 +207,9 @@ struct swf_cache {
      * leaves its slot (percpu.c); a WAIT allocation's pop is taken back from x_slot_pops. */
     uint64_t x_slot_pops;
     uint64_t x_slot_pushes;
-    uint32_t x_slot_moving; /* magazines swapped out of a slot and not yet folded (percpu.c) */
+    uint32_t x_slot_moving;  /* moves of a slot's magazine in progress (percpu.c) */
+    uint32_t x_fork_pending; /* 1 while a fork waits for the moves: none may begin (percpu.c) */
+    bool forked; /* a child of fork: the parent's other threads may have held objects then */
 
     struct swfi_itable mags;
     struct swfi_itable tstates;
@@ -231,8 +237,14 @@ struct swf_cache {
  * the depot. */
 void swfi_mag_validate(struct swf_cache *c, const struct swfi_magazine *m, const char *fn);
 
+/* Full checks: abort, naming swf_cache_free, the cache, obj and the first byte changed, unless
+ * obj's bytes from 8 to the stride all hold POISON_BYTE (obj in state OBJ_POISONED;
+ * mag.c). */
+void swfi_poison_check(struct swf_cache *c, const void *obj);
+
 /* Full checks: abort naming fn unless obj, found in `where` (a place where free objects wait),
- * is an object of c in state FREE. */
+ * is an object of c in state FREE, or POISONED with its poison whole (swfi_poison_check, which
+ * names swf_cache_free). */
 void swfi_obj_validate(struct swf_cache *c, const char *fn, const void *obj, const char *where);
 
 /* ---- the depot's stacks ---------------------------------------------------------------------- */
@@ -513,6 +525,13 @@ bool swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees);
  * return how many objects they hold. */
 uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn);
 
+/* The fork hooks' part (tstate.c; refill_lock held): before the fork, stop new moves of a slot's
+ * magazine and wait for those in progress; after it, let them begin again (in the child, with
+ * the count of the moves that only backed off, by threads it does not have, cleared). Blocking:
+ * the wait sleeps while other threads finish their moves, each a bounded, lock-free step. */
+void swfi_pcpu_fork_prepare(struct swf_cache *c);
+void swfi_pcpu_fork_done(struct swf_cache *c, bool child);
+
 /* Whether obj is in this CPU's magazine (a single free's double-free search). Lock-free. */
 bool swfi_pcpu_holds(struct swf_cache *c, const void *obj);
 
@@ -636,15 +655,26 @@ void swfi_owner_check(struct swf_cache *c, const char *fn, const void *obj);
  * per-CPU mode, this CPU's. Reads obj's first word only. */
 void swfi_free_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, void *obj);
 
-/* Full checks: move obj from state `from` to `to` or abort naming fn. */
+/* Full checks: move obj from state `from` to `to` or abort naming fn. From OBJ_FREE, an object
+ * in state OBJ_POISONED moves too, once swfi_poison_check found its poison whole. */
 void swfi_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,
                                 uint8_t to);
+
+/* Full checks: a single free (or a deferred one's end): move obj from `from` to OBJ_POISONED, or
+ * abort naming fn, and fill its bytes from 8 to the stride with POISON_BYTE. */
+void swfi_debug_free_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from);
 
 static inline void swfi_debug_transition(struct swf_cache *c, const char *fn, void *obj,
                                          uint8_t from, uint8_t to)
 {
     if (SWF_UNLIKELY(c->checks))
         swfi_debug_transition_slow(c, fn, obj, from, to);
+}
+
+static inline void swfi_debug_free(struct swf_cache *c, const char *fn, void *obj, uint8_t from)
+{
+    if (SWF_UNLIKELY(c->checks))
+        swfi_debug_free_slow(c, fn, obj, from);
 }
 
 /* ---- stats.c --------------------------------------------------------------------------------- */

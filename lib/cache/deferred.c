@@ -25,7 +25,7 @@ static void deferred_done(ck_epoch_entry_t *e)
     swfi_tsan_acquire(m->epoch); /* the grace period is over: sections that saw these objects
                                    ended before this point */
     for (uint32_t i = 0; i < n; i++)
-        swfi_debug_transition(c, "swf_cache_free_deferred", m->pub.obj[i], OBJ_DEFERRED, OBJ_FREE);
+        swfi_debug_free(c, "swf_cache_free_deferred", m->pub.obj[i], OBJ_DEFERRED);
     swfi_depot_put(c, m);
     /* Release, and the last access to c: see the top of this file. */
     swfi_fetch_add_release_64(&c->x_deferred_done, n);

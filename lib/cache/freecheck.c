@@ -27,7 +27,15 @@
  *
  * Full checks (cfg->checks, SWF_DEBUG=checks, a debug-check build): one state byte per object,
  * prepared with its chunk, moved by a compare-and-swap on every allocation and free: a double
- * free wherever the object is, a free of an object queued for a deferred free.
+ * free wherever the object is, a free of an object queued for a deferred free. And the poison,
+ * as slub_debug and mimalloc's debug mode have it: a single free, and a deferred free once its
+ * grace period is over, fill the object's bytes from 8 to the stride with POISON_BYTE (the first
+ * 8 are the free mark's, and the loose list's link) and set its state to OBJ_POISONED; its next
+ * allocation, every move of a magazine that holds it to the depot, and destroy's walk check that
+ * the poison is whole (mag.c), so a write through a pointer kept after the free aborts, naming
+ * swf_cache_free. Every call takes the library's path while the full checks are on (x_slow), so
+ * the inline path knows nothing of it. A bulk free does not touch the objects: it leaves them
+ * OBJ_FREE, unpoisoned, and so does carving.
  */
 #include "cache/cache_internal.h"
 
@@ -115,10 +123,23 @@ void swfi_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, 
     uint8_t seen = from;
     if (swfi_cas_relaxed_8(st, &seen, to))
         return;
-    if (seen == OBJ_FREE)
+    if (from == OBJ_FREE && seen == OBJ_POISONED) { /* an allocation of a poisoned object */
+        swfi_poison_check(c, obj);
+        if (swfi_cas_relaxed_8(st, &seen, to))
+            return;
+    }
+    if (seen == OBJ_FREE || seen == OBJ_POISONED)
         swfi_die(fn, "double free of %p (cache '%s')", obj, c->name);
     if (seen == OBJ_DEFERRED)
         swfi_die(fn, "%p is already queued for a deferred free (cache '%s')", obj, c->name);
     swfi_die(fn, "internal error: object %p of cache '%s' in state %u, expected %u", obj, c->name,
              seen, from);
+}
+
+void swfi_debug_free_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from)
+{
+    swfi_debug_transition_slow(c, fn, obj, from, OBJ_POISONED);
+    /* Ours alone now (a second free of it aborts at the state byte), and no other thread can take
+     * it until the caller puts it where they can, which orders this too. */
+    memset((char *)obj + 8, POISON_BYTE, c->stride - 8);
 }

@@ -14,7 +14,8 @@
  * frees. A chunk of small objects on huge pages holds its own blocks, which the table adopts.
  *
  * Every move of a magazine to the depot checks it (swfi_depot_put, with the full checks on): at
- * most SWF_CACHE_MAGAZINE objects, each one of the cache's and free by its state byte (chunkmap.c).
+ * most SWF_CACHE_MAGAZINE objects, each one of the cache's, free by its state byte (chunkmap.c),
+ * and with its poison whole when it has some (freecheck.c).
  */
 #include "cache/cache_internal.h"
 
@@ -137,7 +138,7 @@ size_t swfi_mags_take_chain(struct swf_cache *c, size_t count, bool locked,
     return taken;
 }
 
-/* ---- a magazine's own check (the full checks) ------------------------------------------------ */
+/* ---- a magazine's own check (the full checks), and a freed object's poison (freecheck.c) ----- */
 
 void swfi_obj_validate(struct swf_cache *c, const char *fn, const void *obj, const char *where)
 {
@@ -145,9 +146,32 @@ void swfi_obj_validate(struct swf_cache *c, const char *fn, const void *obj, con
     if (st == NULL)
         swfi_die(fn, "cache '%s' is inconsistent: %p in %s is not one of its objects", c->name, obj,
                  where);
-    if (*st != OBJ_FREE)
+    if (*st != OBJ_FREE && *st != OBJ_POISONED)
         swfi_die(fn, "cache '%s' is inconsistent: %p in %s is in state %u, not free", c->name, obj,
                  where, *st);
+    if (*st == OBJ_POISONED)
+        swfi_poison_check(c, obj);
+}
+
+void swfi_poison_check(struct swf_cache *c, const void *obj)
+{
+    const uint64_t poison = 0x0101010101010101ull * POISON_BYTE;
+    const unsigned char *p = obj;
+    uint64_t diff = 0;
+    for (size_t i = 8; i < c->stride; i += 8) { /* no early exit: the compiler vectorises it */
+        uint64_t word;
+        memcpy(&word, p + i, sizeof(word));
+        diff |= word ^ poison;
+    }
+    if (SWF_LIKELY(diff == 0))
+        return;
+    size_t at = 8;
+    while (p[at] == POISON_BYTE) /* the first byte that differs */
+        at++;
+    swfi_die("swf_cache_free",
+             "cache '%s': object %p was written after it was freed (byte %zu changed, 0x%02x to "
+             "0x%02x): something used it after swf_cache_free; watch that byte to find the write",
+             c->name, obj, at, POISON_BYTE, p[at]);
 }
 
 void swfi_mag_validate(struct swf_cache *c, const struct swfi_magazine *m, const char *fn)

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 _Static_assert(offsetof(struct swf_magazine_, n) == SWFI_RSEQ_MAG_N &&
                    offsetof(struct swf_magazine_, obj) == SWFI_RSEQ_MAG_OBJ &&
@@ -42,12 +43,24 @@ _Static_assert(offsetof(struct swf_magazine_, n) == SWFI_RSEQ_MAG_N &&
  *
  * The sum (stats) runs while other threads move magazines, and swf_cache_destroy trusts its
  * alive == 0, so it must tell a snapshot from a sum torn by a move. A magazine swapped out of its
- * slot is, until its fold, in no slot and not yet in the cache's counters: the swapper counts
- * itself in x_slot_moving before the swap (a full fence, so that a sum that sees the new
- * magazine in the slot sees the count too) and out after the fold (release). The sum reads
- * x_slot_moving and the two counters, then the slots' words, then the three again; equal, with
- * nothing moving, is a snapshot. A drain folds with every slot locked, the magazine still in its
- * slot, so the counters change instead. */
+ * slot is, until its fold, in no slot and not yet in the cache's counters: the mover counts
+ * itself in x_slot_moving before it takes the new magazine from the depot (a full fence, so that
+ * a sum that sees the new magazine in the slot sees the count too) and out once the old one is
+ * on the depot (release). The sum reads x_slot_moving and the two counters, then the slots'
+ * words, then the three again; equal, with nothing moving, is a snapshot. A drain folds with
+ * every slot locked, the magazine still in its slot, so the counters change instead.
+ *
+ * A fork must not land inside a move: the child would keep the count of a mover it does not have
+ * (its every destroy EBUSY), a magazine out of every slot with counts never folded, and another
+ * taken from the depot and never put back. The fold is several stores, which the child could not
+ * tell apart half done, and the magazine swapped in may already have been swapped out again by
+ * another thread; so the fork waits instead: its handler raises x_fork_pending, then waits until
+ * x_slot_moving is 0, and a mover that finds x_fork_pending raised after counting itself backs
+ * off at once, having taken nothing (the call goes to the depot as when the depot has no
+ * magazine for it). Each side stores, fences and then loads the other's word, so one of them
+ * sees the other: once the handler read 0, every move counted later backs off, and the child,
+ * whose threads are gone, clears the count those leave. A move is bounded and lock-free, so the
+ * fork waits for at most the moves in progress when it began. */
 
 static uint64_t armed_word(uint64_t n)
 {
@@ -189,21 +202,54 @@ static bool install(struct swf_cache *c, uintptr_t *slots, struct swfi_magazine 
                     uintptr_t seen)
 {
     arm(fresh);
-    swfi_fetch_add_relaxed_32(&c->x_slot_moving, 1);
-    swfi_fence_seq_cst(); /* counted before the swap's store can be seen (the sum, above) */
     if (!(seen & SWFI_RSEQ_LOCKED) && seen != 0 &&
         swfi_rseq_swap(slots, c->owner.head.nslots, seen, (uintptr_t)fresh)) {
         /* No sequence can commit on it now: only a thread on this CPU could have seen it in the
          * slot, and any that was inside a sequence was aborted when this one ran. */
         fold(c, (struct swfi_magazine *)seen, false);
-        swfi_fetch_sub_acq_rel_32(&c->x_slot_moving, 1); /* release: after the fold */
         swfi_depot_put(c, (struct swfi_magazine *)seen);
         return true;
     }
-    swfi_fetch_sub_acq_rel_32(&c->x_slot_moving, 1);
     fresh->pub.n &= SWF_RSEQ_N_MASK_; /* disarmed: it never went in */
     swfi_depot_put(c, fresh);
     return false;
+}
+
+/* A move of this CPU's magazine begins (the caller takes the new one from the depot next, and
+ * installs it): counted, unless a fork is pending (then false, nothing counted). */
+static bool move_begin(struct swf_cache *c)
+{
+    swfi_fetch_add_relaxed_32(&c->x_slot_moving, 1);
+    /* Counted before the swap's store can be seen (the sum, above), and before the load of
+     * x_fork_pending: pairs with the fence of swfi_pcpu_fork_prepare (above). */
+    swfi_fence_seq_cst();
+    if (SWF_LIKELY(swfi_load_relaxed_32(&c->x_fork_pending) == 0))
+        return true;
+    swfi_fetch_sub_acq_rel_32(&c->x_slot_moving, 1);
+    return false;
+}
+
+/* It ended: the old magazine (or the new one, not installed) is on the depot, folded. Release:
+ * the sum, and a fork's wait, that read the count without it see the fold. */
+static void move_end(struct swf_cache *c)
+{
+    swfi_fetch_sub_acq_rel_32(&c->x_slot_moving, 1);
+}
+
+void swfi_pcpu_fork_prepare(struct swf_cache *c)
+{
+    swfi_store_relaxed_32(&c->x_fork_pending, 1);
+    swfi_fence_seq_cst(); /* pairs with move_begin's */
+    /* Acquire: pairs with move_end's release; sleep, not spin, as swfi_shared_claim does. */
+    while (swfi_load_acquire_32(&c->x_slot_moving) != 0)
+        nanosleep(&(struct timespec){.tv_nsec = 50 * 1000}, NULL);
+}
+
+void swfi_pcpu_fork_done(struct swf_cache *c, bool child)
+{
+    if (child) /* only movers that backed off (above), in threads the child does not have */
+        swfi_store_relaxed_32(&c->x_slot_moving, 0);
+    swfi_store_relaxed_32(&c->x_fork_pending, 0);
 }
 
 /* An empty magazine from the depot with up to a magazine's worth of uncarved objects carved into
@@ -241,12 +287,16 @@ void *swfi_pcpu_take_slow(struct swf_cache *c)
      * a thread that keeps moving between CPUs takes from the depot directly. */
     for (int tries = 0; tries < 2; tries++) {
         uintptr_t seen = swfi_rseq_peek(slots, c->owner.head.nslots);
-        if (seen & SWFI_RSEQ_LOCKED)
+        if (seen & SWFI_RSEQ_LOCKED || !move_begin(c))
             break;
         struct swfi_magazine *full = swfi_depot_get_objects(c);
-        if (full == NULL && (full = carved(c)) == NULL)
+        if (full == NULL && (full = carved(c)) == NULL) {
+            move_end(c);
             break;
-        if (install(c, slots, full, seen) && swfi_rseq_pop(slots, c->owner.head.nslots, &obj))
+        }
+        bool in = install(c, slots, full, seen);
+        move_end(c);
+        if (in && swfi_rseq_pop(slots, c->owner.head.nslots, &obj))
             return obj;
     }
     return NULL;
@@ -261,13 +311,14 @@ bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj)
         return true;
     for (int tries = 0; tries < 2; tries++) {
         uintptr_t seen = swfi_rseq_peek(slots, c->owner.head.nslots);
-        if (seen & SWFI_RSEQ_LOCKED)
+        if (seen & SWFI_RSEQ_LOCKED || !move_begin(c))
             break;
         struct swfi_magazine *empty = swfi_depot_get_empty(c);
+        bool in = empty != NULL && install(c, slots, empty, seen);
+        move_end(c);
         if (empty == NULL)
             break;
-        if (install(c, slots, empty, seen) &&
-            swfi_rseq_push(slots, c->owner.head.nslots, obj, SWF_CACHE_MAGAZINE))
+        if (in && swfi_rseq_push(slots, c->owner.head.nslots, obj, SWF_CACHE_MAGAZINE))
             return true;
     }
     return false;
@@ -294,9 +345,12 @@ void swfi_pcpu_flush(struct swf_cache *c)
     if (seen & SWFI_RSEQ_LOCKED ||
         (swfi_load_relaxed_64(&((struct swfi_magazine *)seen)->pub.n) & SWF_RSEQ_N_MASK_) == 0)
         return;
+    if (!move_begin(c))
+        return;
     struct swfi_magazine *empty = swfi_depot_get_empty(c);
     if (empty != NULL)
         (void)install(c, slots, empty, seen);
+    move_end(c);
 }
 
 uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn)

@@ -317,7 +317,7 @@ static void thread_free(struct swf_cache *c, void *obj)
     bool claimed;
     struct swfi_tstate *ts = swfi_tstate_for_call(c, &claimed);
     swfi_free_check(c, ts, "swf_cache_free", obj);
-    swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+    swfi_debug_free(c, "swf_cache_free", obj, OBJ_ALLOC); /* the poison */
     swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
     if (ts == NULL) {
         swfi_put_unbound(c, &obj, 1);
@@ -482,7 +482,7 @@ static void pcpu_free(struct swf_cache *c, void *obj)
 {
     if (!swfi_free_ok(c, obj))
         swfi_free_check(c, NULL, "swf_cache_free", obj);
-    swfi_debug_transition(c, "swf_cache_free", obj, OBJ_ALLOC, OBJ_FREE);
+    swfi_debug_free(c, "swf_cache_free", obj, OBJ_ALLOC); /* the poison */
     swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
     if (!swfi_pcpu_put(c, obj)) {
         swfi_put_unbound(c, &obj, 1);

@@ -198,14 +198,22 @@ struct swfi_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed)
 
 /* ---- fork ----------------------------------------------------------------------------------- */
 
+/* The refill lock: no grow, WAIT allocation or drain is under way at the fork; then the moves of
+ * the CPUs' magazines (per-CPU mode): none is under way either (percpu.c says how). */
 static void fork_prepare(struct swfi_tls_owner *o)
 {
-    pthread_mutex_lock(&SWF_CONTAINER_OF(o, struct swf_cache, owner)->refill_lock);
+    struct swf_cache *c = SWF_CONTAINER_OF(o, struct swf_cache, owner);
+    pthread_mutex_lock(&c->refill_lock);
+    if (c->pcpu)
+        swfi_pcpu_fork_prepare(c);
 }
 
 static void fork_parent(struct swfi_tls_owner *o)
 {
-    pthread_mutex_unlock(&SWF_CONTAINER_OF(o, struct swf_cache, owner)->refill_lock);
+    struct swf_cache *c = SWF_CONTAINER_OF(o, struct swf_cache, owner);
+    if (c->pcpu)
+        swfi_pcpu_fork_done(c, false);
+    pthread_mutex_unlock(&c->refill_lock);
 }
 
 /*
@@ -213,13 +221,18 @@ static void fork_parent(struct swfi_tls_owner *o)
  * consistent (every change is one compare-and-swap), and the forking thread's own state is
  * intact (it was inside fork, not inside the cache). Objects that other threads held at that
  * instant - in their magazines, or in a magazine they had popped - stay where they are: they are
- * counted as ready but no thread of the child will hand them out. A shared state claimed at that
- * instant stays claimed, marked abandoned so that a WAIT allocation does not wait for a claimer
- * that does not exist here. The refill lock was held by fork_prepare; it is made new.
+ * counted as ready but no thread of the child will hand them out, and destroy's recount, told by
+ * `forked`, allows for them (validate.c). No CPU's magazine was moving (fork_prepare waited), so
+ * the counts are whole. A shared state claimed at that instant stays claimed, marked abandoned so
+ * that a WAIT allocation does not wait for a claimer that does not exist here. The refill lock
+ * was held by fork_prepare; it is made new.
  */
 static void fork_child(struct swfi_tls_owner *o)
 {
     struct swf_cache *c = SWF_CONTAINER_OF(o, struct swf_cache, owner);
+    c->forked = true;
+    if (c->pcpu)
+        swfi_pcpu_fork_done(c, true);
     for (unsigned i = 0; i < SHARED_STATES; i++)
         if (c->shared[i] != NULL && swfi_load_relaxed_32(&c->shared[i]->x_claim) != 0)
             swfi_store_relaxed_32(&c->shared[i]->x_claim, CLAIM_ABANDONED);
