@@ -75,10 +75,10 @@ struct swf_feature_config {
  * reserve. The walk costs one visit per member, without allocating. To use a count you keep
  * yourself instead, leave prepare 0 and call swf_cache_grow(cache, count + reserve) just before
  * activate, on the same thread. */
-#define SWF_FEATURE_PREPARE_COUNT ((size_t)-1)
+#define SWF_FEATURE_PREPARE_COUNT SWF_STATIC_CAST_(size_t, -1)
 
 /* cfg.headroom's default, and the least headroom it gives. */
-#define SWF_FEATURE_HEADROOM_AUTO ((size_t)-1)
+#define SWF_FEATURE_HEADROOM_AUTO SWF_STATIC_CAST_(size_t, -1)
 #define SWF_FEATURE_HEADROOM_MIN  64
 
 /* cfg.add_reserve's default and largest value. */

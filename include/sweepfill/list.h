@@ -68,7 +68,7 @@ struct swf_list_ops {
 };
 
 /* The bit that tells an owed mark (feature.h) from an object in a slot. */
-#define SWF_SLOT_OWED_BIT ((uintptr_t)1)
+#define SWF_SLOT_OWED_BIT 1u
 
 struct swf_list {
     const struct swf_list_ops *ops;
