@@ -92,8 +92,7 @@ enum { OBJ_SIZE = 64, OWED = 64, MAX_ARGS = 8, MAX_REPS = 32, MAX_ROUNDS = 64, T
 enum phase { PH_OFF1, PH_ACT, PH_ON, PH_DEACT, PH_OFF2, NPHASE };
 enum variant { V_SWF, V_URCU, V_CATCH_UP };
 
-/* ---- options ----------------------------------------------------------------------------------
- */
+/* ---- options --------------------------------------------------------------------------------- */
 
 static struct {
     int64_t members[MAX_ARGS], fail[MAX_ARGS];
@@ -109,8 +108,7 @@ static struct {
          .phase_ms = 1000,
          .catchup_members = 1000000};
 
-/* ---- what a child reports (shared memory) -----------------------------------------------------
- */
+/* ---- what a child reports (shared memory) ---------------------------------------------------- */
 
 struct sresult {
     int done;
@@ -132,8 +130,7 @@ struct sresult {
 
 static struct sresult *shared;
 
-/* ---- the members ------------------------------------------------------------------------------
- */
+/* ---- the members ----------------------------------------------------------------------------- */
 
 struct sobj {
     void *owner;
@@ -264,8 +261,7 @@ static struct smember *unlink_oldest(void)
     return m;
 }
 
-/* ---- the adder and the closer -----------------------------------------------------------------
- */
+/* ---- the adder and the closer ---------------------------------------------------------------- */
 
 static void *adder_main(void *arg)
 {
@@ -340,8 +336,7 @@ static void *closer_main(void *arg)
     return NULL;
 }
 
-/* ---- the control thread -----------------------------------------------------------------------
- */
+/* ---- the control thread ---------------------------------------------------------------------- */
 
 static void synchronize_ctl(void *arg)
 {
@@ -617,8 +612,7 @@ static const char *steady_child(enum variant v, size_t n, unsigned fail, struct 
     return NULL;
 }
 
-/* ---- the catch-up of 64 owed members ----------------------------------------------------------
- */
+/* ---- the catch-up of 64 owed members --------------------------------------------------------- */
 
 static const char *catch_up_child(size_t n, size_t table, struct sresult *r)
 {
@@ -706,8 +700,7 @@ static const char *catch_up_child(size_t n, size_t table, struct sresult *r)
     return NULL;
 }
 
-/* ---- the benchmark bodies (parent) ------------------------------------------------------------
- */
+/* ---- the benchmark bodies (parent) ----------------------------------------------------------- */
 
 /* What the Markdown is made of: every repetition's result, per registered run. */
 struct run {
@@ -859,8 +852,7 @@ static void bm_steady(swfb_state *st)
     swfb_set_label(st, run->v == V_URCU ? "liburcu memb + malloc" : "sweepfill");
 }
 
-/* ---- the Markdown -----------------------------------------------------------------------------
- */
+/* ---- the Markdown ---------------------------------------------------------------------------- */
 
 /* Median over a run's repetitions of f(result). */
 static double med_of(const struct run *run, double (*f)(const struct sresult *))
@@ -1141,8 +1133,7 @@ static void print_markdown(FILE *out)
     }
 }
 
-/* ---- main -------------------------------------------------------------------------------------
- */
+/* ---- main ------------------------------------------------------------------------------------ */
 
 static int parse_percent_list(const char *s, int64_t *out, int max)
 {
