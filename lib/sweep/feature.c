@@ -70,6 +70,7 @@ struct swf_feature {
     pthread_mutex_t mt_lock;
     pthread_cond_t mt_wake;
     bool mt_running, mt_stop;
+    pid_t mt_pid; /* the process the thread runs in: a fork child has no such thread */
     struct stripe stripes[STRIPES];
 };
 
@@ -672,6 +673,7 @@ static int maintainer_start(struct swf_feature *f)
     if (f->cfg.maintain_ms == 0)
         return 0;
     f->mt_stop = false;
+    f->mt_pid = getpid();
     f->mt_running = pthread_create(&f->maintainer, NULL, maintainer, f) == 0;
     return f->mt_running ? 0 : EAGAIN;
 }
@@ -680,6 +682,10 @@ static void maintainer_stop(struct swf_feature *f)
 {
     if (!f->mt_running)
         return;
+    if (f->mt_pid != getpid()) { /* a fork child: no thread to stop, its lock may be held */
+        f->mt_running = false;
+        return;
+    }
     pthread_mutex_lock(&f->mt_lock);
     f->mt_stop = true;
     pthread_cond_signal(&f->mt_wake);
@@ -703,8 +709,12 @@ static void feature_free(struct swf_feature *f)
 {
     swfi_owed_fini(&f->owed);
     free(f->x_reserve);
-    pthread_cond_destroy(&f->mt_wake);
-    pthread_mutex_destroy(&f->mt_lock);
+    if (f->cfg.maintain_ms == 0 || f->mt_pid == getpid()) {
+        /* In a fork child the parent's thread may be a waiter of the condition, for ever:
+         * destroying it would wait for that thread. Its memory goes with f. */
+        pthread_cond_destroy(&f->mt_wake);
+        pthread_mutex_destroy(&f->mt_lock);
+    }
     pthread_mutex_destroy(&f->lock);
     free(f);
 }
@@ -731,6 +741,7 @@ int swf_feature_create(const struct swf_feature_config *cfg, struct swf_feature 
     memset(f, 0, sizeof(*f));
     f->cfg = *cfg;
     f->cfg.sweep = sc;
+    f->mt_pid = getpid();
     pthread_mutex_init(&f->lock, NULL);
     pthread_mutex_init(&f->mt_lock, NULL);
     pthread_condattr_t ca;

@@ -3,7 +3,8 @@
  * headroom that activate and swf_feature_maintain() keep ready, the add reserve that serves adds
  * whose NOWAIT allocation fails, the owed table that lets a catch-up fill owed members without a
  * walk (counted by the list's next() calls), and a walk only for members owed while it is full;
- * swf_feature_prepare() from another thread, the maintainer thread of cfg.maintain_ms, and
+ * swf_feature_prepare() from another thread, the maintainer thread of cfg.maintain_ms (and a
+ * fork child's destroy, which has no such thread to stop), and
  * swf_feature_destroy() refusing while a deactivate runs on another thread or while a member
  * that left the list still holds an object (aborting with one line under SWF_DEBUG=checks).
  */
@@ -13,7 +14,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sweepfill/feature.h>
 
@@ -321,6 +324,21 @@ static void maintainer(void)
             nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
     ok(refilled, "maintain_ms: the feature's thread refills the add reserve");
+    tap_require(swf_feature_deactivate(f) == 0, "deactivate");
+    if (tap_under_qemu()) {
+        skip("a fork child's destroy: " TAP_QEMU_THREADED_FORK);
+    } else {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(60); /* a join of the parent's thread would hang: fail instead */
+            _exit(swf_feature_destroy(f) == 0 ? 0 : 1);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+           "maintain_ms: a fork child destroys the feature without its parent's thread (%#x)",
+           status);
+    }
     end(f);
 }
 
