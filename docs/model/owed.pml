@@ -28,13 +28,16 @@
  *   CatchUp          NC calls of swf_feature_catch_up: snapshot x_owed; return at once when no
  *                    member is tabled and x_covered has reached the snapshot; else, under the
  *                    mutex and with the flag on: fill_owed (allocate before the claim; claim the
- *                    next member entry, init; settle: the slot mark(i) -> obj by CAS, then the
+ *                    next member entry, init, passing NULL and RESERVED entries and waiting on
+ *                    one that a retry has claimed until it is no longer claimed, then looking at
+ *                    the same entry again; settle: the slot mark(i) -> obj by CAS, then the
  *                    entry := NULL; with -DFILL_FAILS an allocation may fail: ENOMEM), then the
  *                    sweep if x_covered is below the snapshot (it reads x_owed, walks the members
  *                    linked when it began, fills empty slots by CAS - a mark is not empty - and
  *                    raises x_covered).
  *   Deactivator      (-DDEACT) at any moment: under the mutex clear the flag, wait for the adders
- *                    counted in, clear_owed (claim each member entry, settle it with NULL), then
+ *                    counted in, clear_owed (claim each member entry as fill_owed does, waiting
+ *                    included, and settle it with NULL), then
  *                    take every reached slot by exchange, and free after the grace period.
  *   Monitor          the table's invariant in every state, and once deactivate returned, that
  *                    nothing is owed or filled.
@@ -51,24 +54,31 @@
  *     once (free_obj); at the end every object is freed or in the slot of exactly one live
  *     member (no leak);
  *   - add_filled: an add that returns 0 after it saw the flag on at C leaves an object;
- *   - caught_up: when swf_feature_catch_up returns 0, the feature is off or every member owed
- *     before the call (its add had returned EAGAIN) and still linked has an object (not a mark).
- *     With -DCU_STRICT that is the whole property, feature.h's contract; by default a member
- *     one of whose adds (a retry) overlapped the call is left out, because the code does not
- *     keep the contract for it (below);
+ *   - caught_up: feature.h's contract: when swf_feature_catch_up returns 0, the feature is off
+ *     or every member owed before the call (its add had returned EAGAIN) and still linked has an
+ *     object (not a mark), also while its own adder retries, except a member that such a retry,
+ *     running during the call, leaves owed again (it returns EAGAIN). Ghosts: reowed[a], the
+ *     last add of a that returned after the call began returned EAGAIN (excused at once); a
+ *     member unfilled at the return while an add of it is in flight (adding[a]) is excused only
+ *     if that add returns EAGAIN: pend[a], asserted (caught_up, in Member) when it returns.
+ *     With -DCU_STRICT the exception is dropped (the contract before c2da708): caught
+ *     (check.sh asserts it), case (b) below;
  *   - table_ok (Monitor): a slot holding mark(i) has entry i RESERVED or holding its address
  *     (claimed or not), and an unclaimed entry holding a has a's slot at mark(i), or a's release
  *     is between its exchange and its take of the entry;
  *   - off_empty (Monitor): after deactivate returned, no entry holds anything, no slot a mark,
- *     no linked member an object; no deadlock (every wait ends).
+ *     no linked member an object; no deadlock (every wait ends: spin's invalid end states, the
+ *     filler's wait on a retry's claim included).
  *
- * Known bug (check.sh asserts that CU_STRICT with a retry fails): swf_feature_catch_up can
- * return 0 while a member owed before the call holds its mark, when an swf_feature_added of that
- * member (its retry) overlaps the call: (1) the retry has claimed the entry (publish_owed), so
- * fill_owed's swfi_owed_claim skips it and no walk is due; (2) the member was owed untabled
- * (the table was full); the walk peeks its slot NULL, the retry, finding no object, marks it
- * with the entry freed meanwhile, and the walk's CAS from NULL fails on the mark: counted as a
- * lost race; x_covered is raised. In the old protocol (no marks) the walk's CAS filled it.
+ * The bug this model found (fixed in c2da708): swf_feature_catch_up could return 0 while a
+ * member owed before the call held its mark, when an swf_feature_added of that member (its
+ * retry) overlapped the call: (a) the retry had claimed the entry (publish_owed), and
+ * fill_owed's swfi_owed_claim skipped it as not a member, no walk being due: now the filler
+ * waits for the claim to end (BROKEN_SKIP_CLAIMED restores the skip); (b) the member was owed
+ * untabled (the table was full); the walk peeks its slot NULL, the retry, finding no object,
+ * marks it with the entry freed meanwhile, and the walk's CAS from NULL fails on the mark:
+ * counted as a lost race; x_covered is raised. That retry returns EAGAIN: the contract's
+ * exception (feature.h), which -DCU_STRICT drops.
  *
  * Broken variants (check.sh asserts each is caught):
  *   BROKEN_SETTLE_ORDER      settle frees the entry before its CAS on the slot
@@ -76,6 +86,8 @@
  *   BROKEN_RETRY_AS_FILLED   an add's retry takes its own mark for a filled slot and returns 0
  *   BROKEN_CLAIM_IGNORED     release frees the entry when it holds the member claimed as well
  *   BROKEN_NO_CLEAR_OWED     deactivate does not clear the table before its walk
+ *   BROKEN_SKIP_CLAIMED      swfi_owed_claim passes an entry a retry has claimed (the code before
+ *                            c2da708): caught_up, case (a)
  */
 #define NM 2          /* addresses */
 #ifndef NT
@@ -103,6 +115,7 @@
 #define CL          16
 #define CLAIMED(a)  (MEM(a) + CL)
 #define ISMEMBER(e) ((e) >= 2 && (e) < CL)
+#define ISCLAIMED(e) ((e) >= CL)
 #define NONE        255
 
 byte slot[NM];      /* 0, an object (1 .. NOBJ) or a mark */
@@ -111,12 +124,11 @@ bool alive[NM];     /* ghost: the address holds a member whose release has not r
 byte inc[NM];       /* ghost: which member it holds */
 bool owed[NM];      /* ghost: the member's last add returned EAGAIN */
 bool relx[NM];      /* ghost: its release exchanged a mark and has not yet given the entry back */
-#ifndef CU_STRICT
-byte nio[NM];       /* ghost: counts-in and counts-out of adds of a (odd: one in flight) */
-#define ADD_IO(a) nio[a]++
-#else
-#define ADD_IO(a) skip
-#endif
+bool cu_in;         /* ghost: a catch-up call has begun and not returned */
+bool reowed[NM];    /* ghost: the last add of a that returned during that call returned EAGAIN */
+bool adding[NM];    /* ghost: an add of a is counted in (in flight) */
+bool pend[NM];      /* ghost: a catch-up returned 0 with a unfilled while an add of a was in
+                     * flight: the contract holds only if that add returns EAGAIN */
 byte entry[NT];
 byte tabled;        /* x_tabled */
 byte x_owed, covered;
@@ -179,7 +191,16 @@ inline settle(i, a, o, ok, ci)
 }
 
 /* swfi_owed_claim's step on entry i, the filler's init of a's object merged in (the claim
- * keeps a's memory from being freed; the init touches no slot): a = the member, or NONE. */
+ * keeps a's memory from being freed; the init touches no slot): a = the member, or NONE.
+ * The caller runs it only once CLAIM_READY(i): an entry claimed by someone else (under the
+ * mutex: a member's adder, retrying) is waited for, then looked at again (the yield loop of
+ * swfi_owed_claim as a blocking guard: the load that ends the wait and the CAS are one step,
+ * as elsewhere). */
+#ifdef BROKEN_SKIP_CLAIMED
+#define CLAIM_READY(i) 1   /* BROKEN: a claimed entry is passed as not a member */
+#else
+#define CLAIM_READY(i) (!ISCLAIMED(entry[i]))
+#endif
 inline claim(i, a, ci)
 {
     atomic {
@@ -187,7 +208,7 @@ inline claim(i, a, ci)
         :: ISMEMBER(entry[i]) ->
             a = entry[i] - 2; entry[i] = entry[i] + CL; ci = inc[a];
             touch(a, ci)
-        :: else -> a = NONE   /* NULL, RESERVED, or claimed (an add's retry): skipped */
+        :: else -> a = NONE   /* NULL or RESERVED: passed (claimed: BROKEN_SKIP_CLAIMED only) */
         fi
     }
 }
@@ -205,7 +226,7 @@ inline fill(a, err)
         /* count in and read the flag again (C); then swf_slot_peek (nothing another process
          * does between them depends on the count but deactivate's wait: merged) */
         if
-        :: gate -> adders_in++; ADD_IO(a)
+        :: gate -> adders_in++; adding[a] = 1
         :: else -> err = 0; goto not_on   /* off: 0 */
         fi;
         m = slot[a];
@@ -268,10 +289,18 @@ inline fill(a, err)
     fi;
     atomic {
         adders_in--;   /* count out */
-        ADD_IO(a);
+        adding[a] = 0;
         if
         :: !err -> add_filled = ISOBJ(slot[a]); assert(add_filled); owed[a] = 0   /* 0: an object */
         :: else -> owed[a] = 1   /* EAGAIN: owed */
+        fi;
+        if :: cu_in -> reowed[a] = err :: else fi;   /* returned during a catch-up call */
+        if
+        :: pend[a] ->   /* a catch-up returned 0 while this add was in flight, a unfilled */
+            caught_up = err;   /* excused only if this retry leaves a owed again */
+            assert(caught_up);
+            pend[a] = 0; caught_up = 0
+        :: else
         fi;
         o = 0; m = 0; i = 0; r = 0; ok = 0; add_filled = 0
     };
@@ -320,7 +349,7 @@ inline release(a)
 proctype Member(byte a; byte ninc; byte ntry)
 {
     byte k, tries, o, m, i, r, k2, start, next;
-    bool ok, err, add_filled;
+    bool ok, err, add_filled, caught_up;
     next = 1 + 6 * a;
     do
     :: atomic {
@@ -374,9 +403,9 @@ inline fill_owed(err)
        :: err -> break
        :: else
        fi;
-       do   /* swfi_owed_claim from i */
+       do   /* swfi_owed_claim from i: waits while entry i is claimed */
        :: atomic {
-              i < NT ->
+              i < NT && CLAIM_READY(i) ->
               claim(i, a, ci);
               if
               :: a != NONE -> break
@@ -464,21 +493,20 @@ inline sweep()
 proctype CatchUp()
 {
     byte k, i, o, a, ci, snapo, snap, seen, before, next;
-    byte binc[NM], sinc[NM], bio[NM];
+    byte binc[NM], sinc[NM];
     bool ok, err, caught_up;
     next = 13;
     do
     :: k < NC ->
         atomic {   /* ghost: the members owed as the call begins; then x_owed (acquire) */
+            cu_in = 1;
+            reowed[0] = 0; reowed[1] = 0;
             before = 0;
             a = 0;
             do
             :: a < NM ->
                 if :: owed[a] -> before = before | (1 << a) :: else fi;
                 binc[a] = inc[a];
-#ifndef CU_STRICT
-                bio[a] = nio[a];
-#endif
                 a++
             :: else -> break
             od;
@@ -507,23 +535,29 @@ proctype CatchUp()
         mutex = 0;
 ret:
         atomic {
-            /* returned 0: off, or every member owed before the call and still linked is filled
-             * (by default: and no add of it overlapped the call) */
+            /* returned 0: off, or every member owed before the call and still linked is filled,
+             * but one that an add (a retry) returning during the call left owed again */
             a = 0;
             do
             :: a < NM ->
                 caught_up = err || !gate || !(before & (1 << a)) || !linked[a] ||
                             inc[a] != binc[a] ||
 #ifndef CU_STRICT
-                            bio[a] % 2 || nio[a] != bio[a] ||   /* an add of a overlapped it */
+                            reowed[a] ||   /* the exception: owed again by a retry in the call */
 #endif
                             ISOBJ(slot[a]);
+#ifndef CU_STRICT
+                if   /* an add of a in flight (it ran during the call): its return decides */
+                :: !caught_up && adding[a] -> pend[a] = 1; caught_up = 1
+                :: else
+                fi;
+#endif
                 assert(caught_up);
                 a++
             :: else -> break
             od;
             a = 0; before = 0; binc[0] = 0; caught_up = 0; binc[1] = 0; err = 0; snapo = 0;
-            bio[0] = 0; bio[1] = 0;
+            cu_in = 0; reowed[0] = 0; reowed[1] = 0;
             k++
         }
     :: else -> break
@@ -542,6 +576,7 @@ proctype Deactivator()
 #ifndef BROKEN_NO_CLEAR_OWED
     do   /* clear_owed: claim every member entry and settle it with NULL */
     :: i < NT ->
+        CLAIM_READY(i);   /* swfi_owed_claim's wait (no claim is left once the adders drained) */
         claim(i, a, ci);
         if
         :: a != NONE -> settle(i, a, 0, ok, ci)
