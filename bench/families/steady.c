@@ -863,6 +863,16 @@ static double med_of(const struct run *run, double (*f)(const struct sresult *))
     return median(v, run->nres);
 }
 
+/* med_of for a counter of struct sresult, by its name. */
+static double med_field(const struct run *run, size_t off)
+{
+    double v[MAX_REPS];
+    for (int i = 0; i < run->nres; i++)
+        v[i] = (double)*(const uint64_t *)(const void *)((const char *)&run->res[i] + off);
+    return median(v, run->nres);
+}
+#define MED(run, field) med_field(run, offsetof(struct sresult, field))
+
 /* The smallest and largest of f over a run's repetitions: how far the median can be trusted. */
 static void range_of(const struct run *run, double (*f)(const struct sresult *), double *lo,
                      double *hi)
@@ -879,57 +889,9 @@ static double f_ratio(const struct sresult *r)
 {
     return off_rate(r) > 0 ? on_rate(r) / off_rate(r) : 0;
 }
-static double f_p99_off(const struct sresult *r)
-{
-    return (double)r->p99_off;
-}
-static double f_p99_on(const struct sresult *r)
-{
-    return (double)r->p99_on;
-}
-static double f_max_off(const struct sresult *r)
-{
-    return (double)r->max_off;
-}
-static double f_max_on(const struct sresult *r)
-{
-    return (double)r->max_on;
-}
-static double f_owed(const struct sresult *r)
-{
-    return (double)r->left_owed;
-}
 static double f_share(const struct sresult *r)
 {
     return r->adds[PH_ON] ? (double)r->left_owed / (double)r->adds[PH_ON] : 0;
-}
-static double f_untabled(const struct sresult *r)
-{
-    return (double)r->owed_untabled;
-}
-static double f_reserve(const struct sresult *r)
-{
-    return (double)r->add_reserve_uses;
-}
-static double f_catch_ups(const struct sresult *r)
-{
-    return (double)r->catch_ups;
-}
-static double f_walks(const struct sresult *r)
-{
-    return (double)r->catch_up_walks;
-}
-static double f_cu_max(const struct sresult *r)
-{
-    return (double)r->catch_up_max_ns;
-}
-static double f_mt_max(const struct sresult *r)
-{
-    return (double)r->maintain_max_ns;
-}
-static double f_gap(const struct sresult *r)
-{
-    return (double)r->tick_gap_max_ns;
 }
 static double f_act(const struct sresult *r)
 {
@@ -1018,15 +980,15 @@ static void print_markdown(FILE *out)
                 count_text((double)run->n, nb, sizeof(nb)), swf ? "sweepfill" : "liburcu + malloc",
                 swf ? (snprintf(c, sizeof(c), "%u %%", run->fail), c) : "- (malloc)",
                 count_text(off, a, sizeof(a)), count_text(on, b, sizeof(b)), med_of(run, f_ratio),
-                med_of(run, f_p99_off), med_of(run, f_p99_on), med_of(run, f_max_off) / 1e3,
-                med_of(run, f_max_on) / 1e3);
+                MED(run, p99_off), MED(run, p99_on), MED(run, max_off) / 1e3,
+                MED(run, max_on) / 1e3);
         if (swf)
             fprintf(out,
                     "%.0f (%.4f %%) | %.0f | %.0f | %.0f (%.0f) | %.1f | %.1f | %.1f | %.1f |\n",
-                    med_of(run, f_owed), med_of(run, f_share) * 100, med_of(run, f_untabled),
-                    med_of(run, f_reserve), med_of(run, f_catch_ups), med_of(run, f_walks),
-                    med_of(run, f_cu_max) / 1e3, med_of(run, f_mt_max) / 1e3,
-                    med_of(run, f_gap) / 1e6, med_of(run, f_act) * 1e3);
+                    MED(run, left_owed), med_of(run, f_share) * 100, MED(run, owed_untabled),
+                    MED(run, add_reserve_uses), MED(run, catch_ups), MED(run, catch_up_walks),
+                    MED(run, catch_up_max_ns) / 1e3, MED(run, maintain_max_ns) / 1e3,
+                    MED(run, tick_gap_max_ns) / 1e6, med_of(run, f_act) * 1e3);
         else
             fprintf(out, "- | - | - | - | - | - | - | %.1f |\n", med_of(run, f_act) * 1e3);
     }
