@@ -33,6 +33,17 @@
  * from /proc/self/smaps: whether huge pages were actually used), faults (minor page faults of the
  * process during the timed part), unsupported.
  *
+ * The cache row also times, untimed for the row, a second drain: the N objects freed and the N
+ * NOWAIT allocations and writes made again, which find the objects in magazines and in the CPU's
+ * caches. Its counters first_ns and second_ns are the allocations and writes per object of the
+ * first drain (after the grow) and of the second: what the first use of an object costs beyond
+ * its reuse.
+ *
+ * Goal lines (issue 35, "ready means ready"): after the run, for every size and N with both a
+ * thp_touch and a cache row, one line on stdout: the cache's ready time against THP + touch's
+ * (goal: at most 2x), and its first drain against its second (goal: at most 1.5x), each on the
+ * medians of the repetitions, with the range of each and their count n, and its verdict.
+ *
  * The cache row's struct swf_cache_config sets object_size and name, and --huge-pages=
  * auto|off|required and --grow-threads=N set its huge_pages and grow_threads (default: the
  * library's defaults, AUTO and 1). --cache-alloc=single|inline|bulk says how its N NOWAIT
@@ -52,6 +63,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +202,7 @@ static bool advice_supported(int advice)
 
 struct ready {
     double prep_s, write_s, cpu_s;
+    double second_s; /* the cache row: the second drain (above) */
     size_t mapped;
     int64_t huge_kb;
     long faults;
@@ -275,6 +288,26 @@ static struct swf_cache *ready_cache_create(size_t size)
     return swf_cache_create(&cc, &c) == 0 ? c : NULL;
 }
 
+/* N NOWAIT allocations in the --cache-alloc style, each object written: how many succeeded. */
+static size_t drain(struct swf_cache *c, void **objs, size_t n)
+{
+    size_t got = 0;
+    if (cache_alloc_flag[0] == 'b') { /* one bulk allocation, then the writes */
+        got = swf_cache_alloc_bulk(c, SWF_NOWAIT, objs, n);
+        for (size_t i = 0; i < got; i++)
+            *(volatile uint64_t *)objs[i] = i;
+    }
+    for (; got < n; got++) {
+        void *obj =
+            cache_alloc_flag[0] == 'i' ? swf_cache_alloc_fast(c) : swf_cache_alloc(c, SWF_NOWAIT);
+        if (obj == NULL)
+            break;
+        *(volatile uint64_t *)obj = got;
+        objs[got] = obj;
+    }
+    return got;
+}
+
 static const char *ready_cache(size_t n, size_t size, void **objs, struct ready *r)
 {
     struct swf_cache *c = ready_cache_create(size);
@@ -292,24 +325,24 @@ static const char *ready_cache(size_t n, size_t size, void **objs, struct ready 
         msg = "swf_cache_grow failed";
         goto out;
     }
-    if (cache_alloc_flag[0] == 'b') { /* one bulk allocation, then the writes */
-        got = swf_cache_alloc_bulk(c, SWF_NOWAIT, objs, n);
-        for (size_t i = 0; i < got; i++)
-            *(volatile uint64_t *)objs[i] = i;
-    }
-    for (; got < n; got++) {
-        void *obj =
-            cache_alloc_flag[0] == 'i' ? swf_cache_alloc_fast(c) : swf_cache_alloc(c, SWF_NOWAIT);
-        if (obj == NULL)
-            break;
-        *(volatile uint64_t *)obj = got;
-        objs[got] = obj;
-    }
+    got = drain(c, objs, n);
     uint64_t t2 = bench_now_ns(), c2 = bench_process_cpu_ns();
     r->faults = minor_faults() - f0;
     r->cpu_s = (double)(c2 - c0) * 1e-9;
     if (got < n) {
         msg = "a NOWAIT allocation failed after swf_cache_grow(c, N)";
+        goto out;
+    }
+    /* The second drain, untimed for the row: the same objects again, from magazines. */
+    for (size_t i = 0; i < got; i++)
+        swf_cache_free(c, objs[i]);
+    if (cache_alloc_flag[0] == 'b')
+        memset(objs, 0, n * sizeof(void *));
+    uint64_t t3 = bench_now_ns();
+    got = drain(c, objs, n);
+    r->second_s = (double)(bench_now_ns() - t3) * 1e-9;
+    if (got < n) {
+        msg = "a NOWAIT allocation failed on the second drain";
         goto out;
     }
     r->prep_s = (double)(t1 - t0) * 1e-9;
@@ -329,6 +362,80 @@ out:
     if (swf_cache_destroy(c) != 0 && msg == NULL)
         msg = "objects leaked: swf_cache_destroy refused";
     return msg;
+}
+
+/* ---- the goal lines ---------------------------------------------------------------------------
+ */
+
+/* One repetition of a thp_touch or cache row: its means over its iterations. */
+struct rep {
+    enum method method;
+    size_t size, n;
+    int64_t iters; /* Google Benchmark's first repetition is preceded by runs of fewer */
+    double secs, prep_s, first_ns, second_ns;
+};
+
+#define MAX_REPS 4096
+static struct rep reps[MAX_REPS];
+static int nreps;
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median, lowest and highest of the field at `off` of the repetitions of (m, size, n): how
+ * many there were. */
+static int summary(enum method m, size_t size, size_t n, size_t off, double *med, double *lo,
+                   double *hi)
+{
+    static double v[MAX_REPS];
+    int k = 0;
+    int64_t iters = 0; /* the repetitions' own: the runs that estimated it had fewer */
+    for (int i = 0; i < nreps; i++)
+        if (reps[i].method == m && reps[i].size == size && reps[i].n == n && reps[i].iters > iters)
+            iters = reps[i].iters;
+    for (int i = 0; i < nreps; i++)
+        if (reps[i].method == m && reps[i].size == size && reps[i].n == n && reps[i].iters == iters)
+            memcpy(&v[k++], (const char *)&reps[i] + off, sizeof(double));
+    if (k == 0)
+        return 0;
+    qsort(v, (size_t)k, sizeof(double), by_value);
+    *med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+    *lo = v[0];
+    *hi = v[k - 1];
+    return k;
+}
+
+void ready_report(FILE *out)
+{
+    for (int i = 0; i < nreps; i++) {
+        const struct rep *r = &reps[i];
+        bool first = r->method == M_CACHE;
+        for (int j = 0; first && j < i; j++)
+            first = !(reps[j].method == M_CACHE && reps[j].size == r->size && reps[j].n == r->n);
+        if (!first)
+            continue;
+        double cm, cl, ch, tm, tl, th, fm, fl, fh, sm, sl, sh, gm, gl, gh;
+        int kc = summary(M_CACHE, r->size, r->n, offsetof(struct rep, secs), &cm, &cl, &ch);
+        int kt = summary(M_THP_TOUCH, r->size, r->n, offsetof(struct rep, secs), &tm, &tl, &th);
+        summary(M_CACHE, r->size, r->n, offsetof(struct rep, first_ns), &fm, &fl, &fh);
+        summary(M_CACHE, r->size, r->n, offsetof(struct rep, second_ns), &sm, &sl, &sh);
+        summary(M_CACHE, r->size, r->n, offsetof(struct rep, prep_s), &gm, &gl, &gh);
+        if (kt == 0)
+            continue;
+        double ready = cm / tm, reuse = sm > 0 ? fm / sm : 0;
+        fprintf(out,
+                "ready goal, %zu x %zu B, host memory %s: grow + first use %.3g ms (%.3g-%.3g, "
+                "grow %.3g ms) against THP + touch %.3g ms (%.3g-%.3g): %.2fx (goal <= 2x): "
+                "%s; first use %.3g ns an object (%.3g-%.3g) against the second %.3g "
+                "(%.3g-%.3g): %.2fx (goal <= 1.5x): %s; medians, n = %d and %d repetitions\n",
+                r->n, r->size, bench_host_state_name(bench_host_state), cm * 1e3, cl * 1e3,
+                ch * 1e3, gm * 1e3, tm * 1e3, tl * 1e3, th * 1e3, ready,
+                ready <= 2 ? "met" : "missed", fm, fl, fh, sm, sl, sh, reuse,
+                reuse <= 1.5 ? "met" : "missed", kc, kt);
+    }
 }
 
 /* ---- the benchmark body -------------------------------------------------------------------- */
@@ -374,7 +481,7 @@ static void bm_ready(swfb_state *st)
         }
         memset(resident, 0, resident_bytes);
     }
-    double prep = 0, wr = 0, cpu = 0, mapped = 0, huge = 0, faults = 0;
+    double prep = 0, wr = 0, cpu = 0, mapped = 0, huge = 0, faults = 0, second = 0;
     double thp = 0, stalls = 0, steal = 0;
     int64_t iters = 0;
     const char *msg = NULL;
@@ -397,6 +504,7 @@ static void bm_ready(swfb_state *st)
         swfb_set_iteration_time(st, r.prep_s + r.write_s);
         prep += r.prep_s;
         wr += r.write_s;
+        second += r.second_s;
         cpu += r.cpu_s;
         mapped += (double)r.mapped;
         huge += (double)(r.huge_kb > 0 ? r.huge_kb : 0);
@@ -415,6 +523,15 @@ static void bm_ready(swfb_state *st)
     if (iters == 0)
         return;
     double k = (double)iters, secs = (prep + wr) / k;
+    double first_ns = n ? wr / k * 1e9 / (double)n : 0,
+           second_ns = n ? second / k * 1e9 / (double)n : 0;
+    if ((row->method == M_CACHE || row->method == M_THP_TOUCH) && nreps < MAX_REPS)
+        reps[nreps++] =
+            (struct rep){row->method, size, n, iters, secs, prep / k, first_ns, second_ns};
+    if (row->method == M_CACHE) {
+        swfb_counter_set(st, "first_ns", first_ns, SWFB_COUNTER_PLAIN);
+        swfb_counter_set(st, "second_ns", second_ns, SWFB_COUNTER_PLAIN);
+    }
     swfb_counter_set(st, "seconds", secs, SWFB_COUNTER_PLAIN);
     swfb_counter_set(st, "prep_s", prep / k, SWFB_COUNTER_PLAIN);
     swfb_counter_set(st, "write_s", wr / k, SWFB_COUNTER_PLAIN);

@@ -8,6 +8,7 @@
 #define SWF_BENCH_READY_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 /*
  * Take ready.c's own flags out of argv (--huge-pages=auto|off|required, --grow-threads=N:
@@ -25,5 +26,11 @@ void ready_register(const int64_t *sizes, int nsizes, const int64_t *ns, int nn)
  * kernel merged with a neighbour counts the neighbour's huge pages too.
  */
 int64_t ready_anon_huge_kb(const void *lo, const void *hi);
+
+/*
+ * Print the goal lines (ready.c's top comment) of the repetitions run so far to out: one for every
+ * size and N that had both a thp_touch and a cache row; nothing when none had.
+ */
+void ready_report(FILE *out);
 
 #endif /* SWF_BENCH_READY_H */

@@ -526,5 +526,7 @@ int main(int argc, char **argv)
             swfb_bench_iterations(b, 1); /* each measurement after its own cold preparation */
         }
     }
-    return swfb_main(argc, argv);
+    int rc = swfb_main(argc, argv);
+    ready_report(stdout);
+    return rc;
 }
