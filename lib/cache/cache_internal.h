@@ -5,28 +5,29 @@
  * function of this folder's headers), so their uses form no circle (test/unit/layers.py checks
  * it):
  *
- *   chunkmap.c  the process-wide map from address to chunk, and an object's full checks' state
- *   mag.c       making magazines (in blocks), private chains of empty ones, and a magazine's
- *               own check, with its objects' poison (freecheck.c fills it); the depot's full,
- *               partial and empty stacks of magazines are inline, below
- *   loose.c     the loose list: objects freed when no magazine had room, and its spreading
- *               into magazines
- *   chunk.c     mapping and preparing memory for objects, and carving objects from it
- *   percpu.c    the per-CPU mode's magazines: one per CPU in the slot array, moved by rseq
- *               (seq.h: the sequences, which know the magazine's layout)
- *   freecheck.c the always-on check of every free, the free mark's double-free check, and the
- *               full checks' state moves
- *   stats.c     the counters summed (swf_cache_stats)
- *   tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it back,
- *               and the fork hooks
- *   policy.c    the order in which an allocation seeks a free object and a free puts one, as
- *               one front end per mode (struct swfi_front), chosen at create
- *   validate.c  the full checks' recount of the conservation equations below
- *   deferred.c  frees after an epoch grace period
- *   failslab.c  failure injection (failslab.h)
- *   cache.c     the public entry points: the alloc and free fast paths (cache_abi.h's body),
- *               argument checks and injection, then the front end; grow, flush, limits,
- *               statistics, create and destroy
+ *   store/chunkmap.c  the process-wide map from address to chunk, and an object's full
+ *                     checks' state
+ *   store/mag.c       making magazines (in blocks), private chains of empty ones, and a
+ *                     magazine's own check, with its objects' poison (freecheck.c fills it);
+ *                     the depot's full, partial and empty stacks of magazines are inline, below
+ *   store/loose.c     the loose list: objects freed when no magazine had room, and its
+ *                     spreading into magazines
+ *   store/chunk.c     mapping and preparing memory for objects, and carving objects from it
+ *   front/percpu.c    the per-CPU mode's magazines: one per CPU in the slot array, moved by
+ *                     rseq (front/seq.h: the sequences, which know the magazine's layout)
+ *   store/freecheck.c the always-on check of every free, the free mark's double-free check, and
+ *                     the full checks' state moves
+ *   stats.c           the counters summed (swf_cache_stats)
+ *   front/tstate.c    thread states: binding a thread to a cache, its magazine pair, giving it
+ *                     back, and the fork hooks
+ *   front/policy.c    the order in which an allocation seeks a free object and a free puts one,
+ *                     as one front end per mode (struct swfi_front), chosen at create
+ *   validate.c        the full checks' recount of the conservation equations below
+ *   deferred.c        frees after an epoch grace period
+ *   failslab.c        failure injection (failslab.h)
+ *   cache.c           the public entry points: the alloc and free fast paths (cache_abi.h's
+ *                     body), argument checks and injection, then the front end; grow, flush,
+ *                     limits, statistics, create and destroy
  *
  * Where a free object can be, and who may touch it there:
  *   1. in a magazine loaded in a thread state (ts->loaded, ts->prev): only the thread bound to

@@ -139,13 +139,14 @@ def check_openings(root, files):
 
 
 def map_of_design(text):
-    """docs/design.md's map of lib/: folder -> the .c and .h files named under it."""
+    """docs/design.md's map of lib/: folder (a layer, or a room of one: cache/store) -> the .c and
+    .h files named under it."""
     block = re.search(r"^lib/ .*?^```", text, re.M | re.S)
     if not block:
         return {}
     out, cur = {}, None
     for line in block.group(0).split("\n"):
-        m = re.match(r"^  (\w+)/\s", line + " ")
+        m = re.match(r"^  ([\w/]+)/\s", line + " ")
         if m:
             cur = m.group(1)
             out[cur] = set()

@@ -1,5 +1,6 @@
 /*
- * lib/cache/seq.h - the per-CPU magazines' restartable sequences (the per-CPU mode: percpu.c).
+ * lib/cache/front/seq.h - the per-CPU magazines' restartable sequences (the per-CPU mode:
+ * percpu.c).
  *
  * sweepfill/rseq_abi.h's pop and push, which cache.h's inline path runs too, with the library's
  * retries that count aborts (swfi_rseq_aborts); and the library's own sequences: replace a slot's

@@ -1,6 +1,6 @@
 /*
- * lib/cache/tstate.c - thread states: a thread's pair of magazines for one cache, how a thread gets
- * one, and how it gives it back.
+ * lib/cache/front/tstate.c - thread states: a thread's pair of magazines for one cache, how a
+ * thread gets one, and how it gives it back.
  *
  * A thread binds to a cache (owner.h's per-thread table, indexed by the cache's handle) on its
  * first blocking call on the cache (grow, a WAIT allocation), which first prepares the thread

@@ -1,5 +1,5 @@
 /*
- * lib/cache/chunk.c - mapping and preparing memory for objects, and carving objects from it.
+ * lib/cache/store/chunk.c - mapping and preparing memory for objects, and carving objects from it.
  *
  * Memory enters a cache in chunks mapped on a blocking path and prepared there: every page is
  * made present and writable (and locked, with lock_memory), so that no lock-free path ever takes

@@ -1,6 +1,6 @@
 /*
- * lib/cache/freecheck.c - the checks every free makes, in every build, and the full checks' object
- * states.
+ * lib/cache/store/freecheck.c - the checks every free makes, in every build, and the full checks'
+ * object states.
  *
  * What every free checks (swfi_owner_check): the chunk holding obj (chunkmap.c's map) belongs to
  * the cache it is freed into, and obj is the start of one of its objects - which rules out a

@@ -1,5 +1,5 @@
 /*
- * lib/cache/chunkmap.c - the process-wide map from an address to the chunk that holds it, and
+ * lib/cache/store/chunkmap.c - the process-wide map from an address to the chunk that holds it, and
  * what it answers: an object's index in its chunk and its full checks' state byte.
  *
  * The map is kept by chunk.c as chunks are mapped and unmapped: two levels over 64 KiB granules
