@@ -177,7 +177,7 @@ def check_maps(root, files):
     return bad
 
 
-QUOTED_FILE_RE = re.compile(r"((?:include/sweepfill|man)/[\w.-]+\.(?:h|in))\b")
+QUOTED_FILE_RE = re.compile(r"((?:include/sweepfill|man)/[\w./-]+\.(?:h|in))\b")
 QUOTE_RE = re.compile(r'"([^"]+)"')
 
 

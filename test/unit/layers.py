@@ -20,7 +20,7 @@ every lib/**/*.c and *.h and fails (TAP `not ok`, one point per file) on:
     wrappers carry the memory order in their names. The public headers (include/sweepfill) keep
     their builtins: their inline paths are the ABI, compiled into the user's code, and cannot
     include a lib/ header; lib/base/rseq.h reads the kernel's rseq area and the per-CPU slots
-    inline beside include/sweepfill/rseq_abi.h's sequences and is exempt with it (ATOMIC_EXEMPT).
+    inline beside include/sweepfill/abi/rseq_abi.h's sequences and is exempt with it (ATOMIC_EXEMPT).
 Each point says what the file includes and which other files' names it uses, by layer.
 Then one point per layer, on the .c files directly in its folder: their uses of each other's
 non-static functions and variables (by name, outside comments and string and character literals;
@@ -40,18 +40,19 @@ import tempfile
 
 LAYERS = ["base", "cache", "sweep", "registry"]
 
-# Public headers by the layer whose interface they are. binding.h is the owners' inline ABI
+# Public headers by the layer whose interface they are (abi/: the inline ABI, compiled into a
+# user's code but not included by one). abi/binding.h is the owners' inline ABI
 # (the per-thread binding table that cache.h's inline path reads), and rseq_abi.h the per-CPU
 # sequences it runs (as lib/base/rseq.h does), hence base.
 PUBLIC = {
     "api.h": "base",
     "version.h": "base",
-    "binding.h": "base",
-    "rseq_abi.h": "base",
+    "abi/binding.h": "base",
+    "abi/rseq_abi.h": "base",
     "cache.h": "cache",
-    "cache_abi.h": "cache",
+    "abi/cache_abi.h": "cache",
     "sweep.h": "sweep",
-    "sweep_inline.h": "sweep",
+    "abi/sweep_inline.h": "sweep",
     "list.h": "sweep",
     "list_hash.h": "sweep",
     "list_sysqueue.h": "sweep",
@@ -118,9 +119,10 @@ def check(root):
     stripped = {f: strip(t) for f, t in texts.items()}
     public = set()  # every swf_ name the public headers mention
     inc_dir = os.path.join(root, "include", "sweepfill")
-    for n in os.listdir(inc_dir) if os.path.isdir(inc_dir) else []:
-        with open(os.path.join(inc_dir, n), encoding="utf-8") as fh:
-            public.update(NAME.findall(fh.read()))
+    for dirpath, _, names in os.walk(inc_dir):
+        for n in names:
+            with open(os.path.join(dirpath, n), encoding="utf-8") as fh:
+                public.update(NAME.findall(fh.read()))
     defined = {}  # name -> defining file
     for f in files:
         if f.endswith(".c"):

@@ -20,7 +20,7 @@
 
 #include "base/rseq.h" /* first: a SWF_RSEQ_DELAY build's delay reaches the sequences */
 
-#include <sweepfill/rseq_abi.h>
+#include <sweepfill/abi/rseq_abi.h>
 
 #define SWFI_RSEQ_MAG_N   8  /* offset of the magazine's word n */
 #define SWFI_RSEQ_MAG_OBJ 16 /* offset of its obj[] */
