@@ -18,7 +18,7 @@
  * the fence (a seccomp filter installed after the mode was chosen), the drain moves nothing and
  * those objects wait in their magazines for a thread that runs on that CPU.
  */
-#include "cache/cache_internal.h"
+#include "cache/front/front.h"
 #include "cache/front/seq.h"
 
 #include <errno.h>

@@ -49,7 +49,7 @@
  * Every step is lock-free (the stacks' CAS, the bump index's CAS, the loose list's exchange), O(1)
  * per object save the spreading of a loose list, which moves each object once.
  */
-#include "cache/cache_internal.h"
+#include "cache/front/front.h"
 
 #include <string.h>
 

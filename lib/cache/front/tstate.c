@@ -14,7 +14,7 @@
  * the magazine table does; thread states come back to the free pool when their thread exits or
  * flushes, so the table holds as many as threads bound at once.
  */
-#include "cache/cache_internal.h"
+#include "cache/front/front.h"
 
 #include <errno.h>
 #include <time.h>

@@ -19,7 +19,7 @@
  * chunk of small objects: when the magazine table is full, the chunk is made smaller (or not
  * mapped at all) rather than mapped and left unusable.
  */
-#include "cache/cache_internal.h"
+#include "cache/store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>

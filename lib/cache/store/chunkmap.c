@@ -11,7 +11,7 @@
  * number of caches (freecheck.c). It knows nothing of the cache's other files: the full checks'
  * magazine check (mag.c) asks it, and every file above that.
  */
-#include "cache/cache_internal.h"
+#include "cache/store/store.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
  * Links are read with relaxed atomic loads: a chain taken by exchange is private, but its links
  * were written by other threads before their release CAS, which the exchange acquired.
  */
-#include "cache/cache_internal.h"
+#include "cache/store/store.h"
 
 static void push_chain(struct swf_cache *c, void *first, void *last)
 {

@@ -18,7 +18,7 @@
  * most SWF_CACHE_MAGAZINE objects, each one of the cache's, free by its state byte (chunkmap.c),
  * and with its poison whole when it has some (freecheck.c).
  */
-#include "cache/cache_internal.h"
+#include "cache/store/store.h"
 
 #include <errno.h>
 
