@@ -51,8 +51,8 @@
  * swf_cache_alloc_fast, or one swf_cache_alloc_bulk of N (the writes follow it).
  *
  * The mapping code here (an aligned anonymous mmap, a write per page, MADV_HUGEPAGE,
- * MADV_POPULATE_WRITE) repeats what lib/cache/chunk.c does, on purpose: each floor row measures
- * one kernel mechanism alone, against which the library's row is judged. The library's
+ * MADV_POPULATE_WRITE) repeats what lib/cache/store/chunk.c does, on purpose: each floor row
+ * measures one kernel mechanism alone, against which the library's row is judged. The library's
  * swfi_map_prepared combines them (huge pages from a size on, MADV_POPULATE_WRITE with a fallback
  * to touching when the kernel refuses it, optional threads, mlock) and is internal to the library;
  * calling it here would measure the library against itself and hide an unsupported advice behind

@@ -2,7 +2,7 @@
  * docs/model/common.pml - what sweepfill's models share: the registry's CK_LIST with its
  * writer mutex, members with their slot, pins and pending bit, the object cache, ck_epoch
  * records with their read-side sections and grace periods, the deleter, a reader, and the
- * RESUME sweep with CAS publication and bounded sections (include/sweepfill/sweep_inline.h).
+ * RESUME sweep with CAS publication and bounded sections (include/sweepfill/abi/sweep_inline.h).
  * docs/design.md maps every step here to the C it stands for.
  *
  * Before including this file a model defines:

@@ -1,5 +1,5 @@
 /*
- * docs/model/cursor.pml - the sweep's resumable cursor (include/sweepfill/sweep_inline.h) on
+ * docs/model/cursor.pml - the sweep's resumable cursor (include/sweepfill/abi/sweep_inline.h) on
  * the registry's pinnable list (lib/registry/registry.c), as a Promela model for spin.
  *
  * Processes, all racing:

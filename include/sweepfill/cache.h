@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 #include "api.h"
-#include "cache_abi.h" /* the layout the inline path reads */
+#include "abi/cache_abi.h" /* the layout the inline path reads */
 
 #ifdef __cplusplus
 extern "C" {

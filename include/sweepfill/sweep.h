@@ -303,7 +303,7 @@ SWF_API int swf_sweep_define_check_(const struct swf_sweep_config *cfg,
 }
 #endif
 
-#include "sweep_inline.h"
+#include "abi/sweep_inline.h"
 
 /*
  * Define fn, a static function with swf_sweep()'s parameters and result: swf_sweep()

@@ -41,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sweepfill/binding.h"
+#include "sweepfill/abi/binding.h"
 
 #include "base/atomic.h"
 

@@ -1,7 +1,7 @@
 /*
  * lib/base/prefault.c - swfi_prefault (util.h): back memory before a lock-free path writes it.
  * In the base layer, since both the owners' binding tables (owner.c) and the cache's chunks
- * (cache/chunk.c) are prefaulted.
+ * (cache/store/chunk.c) are prefaulted.
  */
 #include "base/util.h"
 

@@ -23,7 +23,7 @@
  * offsets of its fields, the count of aborted sequences (swfi_rseq_aborts), the delay the abort
  * test injects, a slot's lock bit and the fence. The sequences that change a slot's magazine
  * know the magazine's layout, so they are the cache's: sweepfill/rseq_abi.h's pop and push (the
- * inline path runs them too) and lib/cache/seq.h's own.
+ * inline path runs them too) and lib/cache/front/seq.h's own.
  *
  * Reaching another CPU's slot (swfi_rseq_lock_slots): set its lock bit with a compare-and-swap,
  * then membarrier's rseq fence aborts every sequence in flight; a sequence that committed a new

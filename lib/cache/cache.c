@@ -367,6 +367,10 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     return 0;
 }
 
+/* The store, below, sizes the users' counts without users.h: one per kind. */
+_Static_assert(sizeof(((struct swf_cache *)0)->x_users) == SWFI_CACHE_USERS * sizeof(uint32_t),
+               "one count per kind of user");
+
 void swfi_cache_use(struct swf_cache *c, enum swfi_cache_user who)
 {
     swfi_fetch_add_acq_rel_32(&c->x_users[who], 1);

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sweepfill/cache.h"
+#include "cache/store/store.h" /* first (base/rseq.h before cache.h); struct swfi_failslab_state */
 
 #include "base/atomic.h"
 
@@ -26,11 +26,6 @@ struct swfi_failslab_block {
     uint64_t x_times; /* remaining failures as a signed count stored unsigned; -1 = unlimited */
     uint64_t x_calls; /* NOWAIT calls numbered so far */
     struct swfi_failslab_block *replaced; /* the block in force before this one */
-};
-
-struct swfi_failslab_state {
-    struct swfi_failslab_block *x_cur; /* NULL: no injection (the fast path's only check) */
-    struct swfi_failslab_block *last;  /* the newest block installed; writers only */
 };
 
 /* Install fs (NULL: switch off). Writers are serialised by the caller's mutex. Returns 0 or

@@ -1,7 +1,7 @@
 /*
  * lib/sweep/sweep.c - swf_sweep over a runtime list ops table, its validation, the ready-made
- * guards and the array adapter. The algorithm itself is in include/sweepfill/sweep_inline.h, shared
- * with the sweeps SWF_SWEEP_DEFINE generates.
+ * guards and the array adapter. The algorithm itself is in include/sweepfill/abi/sweep_inline.h,
+ * shared with the sweeps SWF_SWEEP_DEFINE generates.
  */
 #include "sweepfill/sweep.h"
 

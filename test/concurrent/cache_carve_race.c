@@ -1,6 +1,7 @@
 /*
- * test/concurrent/cache_carve_race.c - threads carving at once (lib/cache/chunk.c): every object is
- * handed out exactly once, and conservation holds with uncarved objects as a place of their own.
+ * test/concurrent/cache_carve_race.c - threads carving at once (lib/cache/store/chunk.c): every
+ * object is handed out exactly once, and conservation holds with uncarved objects as a place of
+ * their own.
  *
  * Built from the library's sources (it reads the cache's internals). A cache grown in many small
  * chunks (so that threads race on the bump index of each and on taking carved-out chunks off the

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache/seq.h"
+#include "cache/front/seq.h"
 #include "../common/tap.h"
 
 #ifdef SWF_RSEQ

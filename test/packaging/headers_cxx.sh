@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every public header compiles alone as C++ without a warning, with g++ and with clang++, at
 # -Wall -Wextra -Wshadow -Wzero-as-null-pointer-constant -Wold-style-cast -Werror; and
-# sweep_inline.h and list_urcu.h, included alone, stop the compilation with exactly one
+# abi/sweep_inline.h and list_urcu.h, included alone, stop the compilation with exactly one
 # diagnostic, their #error, in C and in C++. TAP. Arguments: the include directory, then the
 # headers (names under sweepfill/). A compiler that is not installed is skipped, with its name;
 # under CI=true (test/run installs g++ and clang) it fails.
@@ -33,8 +33,8 @@ for cxx in g++ clang++; do
   done
 done
 
-# The #error, and nothing after it: sweep_inline.h without sweep.h, list_urcu.h without a liburcu
-# flavour before it.
+# The #error, and nothing after it: abi/sweep_inline.h without sweep.h, list_urcu.h without a
+# liburcu flavour before it.
 only_error() { # header, the #error's text (a fixed string)
   for cc in gcc clang g++ clang++; do
     command -v "$cc" >/dev/null || { skip "$1 alone under $cc" "$cc is not installed"; continue; }
@@ -50,7 +50,7 @@ only_error() { # header, the #error's text (a fixed string)
     [ "$diags" = 1 ] || sed 's/^/# /' "$out" | head -n 20
   done
 }
-only_error sweep_inline.h 'include <sweepfill/sweep.h>, not sweep_inline.h'
+only_error abi/sweep_inline.h 'include <sweepfill/sweep.h>, not sweep_inline.h'
 only_error list_urcu.h 'include your liburcu flavour'
 echo "1..$n"
 exit $failed

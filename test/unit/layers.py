@@ -20,16 +20,19 @@ every lib/**/*.c and *.h and fails (TAP `not ok`, one point per file) on:
     wrappers carry the memory order in their names. The public headers (include/sweepfill) keep
     their builtins: their inline paths are the ABI, compiled into the user's code, and cannot
     include a lib/ header; lib/base/rseq.h reads the kernel's rseq area and the per-CPU slots
-    inline beside include/sweepfill/rseq_abi.h's sequences and is exempt with it (ATOMIC_EXEMPT).
-Each point says what the file includes and which other files' names it uses, by layer.
-Then one point per layer, on the .c files directly in its folder: their uses of each other's
-non-static functions and variables (by name, outside comments and string and character literals;
-a name after struct, union or enum is a tag, not a use; a use of a static inline function of a
-header in the folder counts as a use of every name its body uses, so that what a file reaches
-through such a header counts too) must form no circle; and where a header of the folder opens
-with a file map (lines " *   NAME.c  what it holds", as lib/cache/cache_internal.h), each file
-listed there uses only files listed before it. The point gives the files in an order that keeps
-every use pointing down, each with the files it uses.
+    inline beside include/sweepfill/abi/rseq_abi.h's sequences and is exempt with it
+    (ATOMIC_EXEMPT).
+A layer may hold rooms, folders that stack within it in the order ROOMS gives (lib/cache:
+store/ <- front/ <- the layer's folder itself, the entry points): the same two rules hold between
+rooms as between layers, a file including no header of a room above its own and using no name
+that a file of one defines. A folder of a layer that ROOMS does not name is in no room, and fails.
+Each point says what the file includes and which other files' names it uses, by layer and room.
+Then one point per folder (a layer's, or a room's), on the .c files directly in it: their uses of
+each other's non-static functions and variables (by name, outside comments and string and
+character literals; a name after struct, union or enum is a tag, not a use; a use of a static
+inline function of a header in the folder counts as a use of every name its body uses, so that
+what a file reaches through such a header counts too) must form no circle. The point gives the
+files in an order that keeps every use pointing down, each with the files it uses.
 --self-test runs the check on a small tree with one of each violation and fails unless each is
 found (and a clean tree passes).
 """
@@ -39,19 +42,22 @@ import sys
 import tempfile
 
 LAYERS = ["base", "cache", "sweep", "registry"]
+# The rooms of a layer, bottom up; "" is the layer's own folder. A layer not named has one room.
+ROOMS = {"cache": ["store", "front", ""]}
 
-# Public headers by the layer whose interface they are. binding.h is the owners' inline ABI
+# Public headers by the layer whose interface they are (abi/: the inline ABI, compiled into a
+# user's code but not included by one). abi/binding.h is the owners' inline ABI
 # (the per-thread binding table that cache.h's inline path reads), and rseq_abi.h the per-CPU
 # sequences it runs (as lib/base/rseq.h does), hence base.
 PUBLIC = {
     "api.h": "base",
     "version.h": "base",
-    "binding.h": "base",
-    "rseq_abi.h": "base",
+    "abi/binding.h": "base",
+    "abi/rseq_abi.h": "base",
     "cache.h": "cache",
-    "cache_abi.h": "cache",
+    "abi/cache_abi.h": "cache",
     "sweep.h": "sweep",
-    "sweep_inline.h": "sweep",
+    "abi/sweep_inline.h": "sweep",
     "list.h": "sweep",
     "list_hash.h": "sweep",
     "list_sysqueue.h": "sweep",
@@ -78,12 +84,10 @@ VAR_DEF = re.compile(r"^(?!static\b|extern\b|typedef\b|#|struct \w+ \{|union\b|e
                      r"(?:__attribute__\(\(.*?\)\)[ \t]*)?[=;]", re.M)
 NAME = re.compile(r"\bswfi?_\w+\b")
 # Within a layer: a name after struct, union or enum is a tag (struct swf_cache_stats is not the
-# function swf_cache_stats); a header's static inline function, whose body the uses go through;
-# a file map's lines in a header's opening comment.
+# function swf_cache_stats); a header's static inline function, whose body the uses go through.
 TAG_USE = re.compile(r"\b(?:struct|union|enum)[ \t\n]+\w+")
 INLINE_DEF = re.compile(r"^static[ \t]+inline\b[^;{}=]*?\b(\w+)[ \t]*\([^;{}]*\)[ \t\n]*"
                         r"(?:__attribute__\(\(.*?\)\)[ \t\n]*)?\{", re.M)
-MAP_LINE = re.compile(r"^ \*   (\w+\.c)\b", re.M)
 TAG_DEF = re.compile(r"\b(?:struct|union|enum)[ \t\n]+(swf_\w+)[ \t\n]*\{")
 
 
@@ -102,6 +106,27 @@ def layer_of(rel):
     return parts[1] if len(parts) > 2 and parts[1] in LAYERS else None
 
 
+def room_of(rel):
+    """The room of lib/LAYER/[ROOM/]FILE: "" for a file directly in its layer's folder, None for
+    a folder that the layer's ROOMS do not name."""
+    parts = rel.split("/")
+    if len(parts) > 4:
+        return None
+    room = parts[2] if len(parts) == 4 else ""
+    return room if room in ROOMS.get(parts[1], [""]) else None
+
+
+def rank_of(rel):
+    """(layer, room) ranks, bottom up, for comparing two files of lib/."""
+    lay, room = layer_of(rel), room_of(rel)
+    return (LAYERS.index(lay), ROOMS.get(lay, [""]).index(room))
+
+
+def place(rel):
+    room = room_of(rel)
+    return layer_of(rel) + (f"/{room}" if room else "")
+
+
 def check(root):
     """Returns [(ok, message)], one per file of lib/."""
     lib = os.path.join(root, "lib")
@@ -118,9 +143,10 @@ def check(root):
     stripped = {f: strip(t) for f, t in texts.items()}
     public = set()  # every swf_ name the public headers mention
     inc_dir = os.path.join(root, "include", "sweepfill")
-    for n in os.listdir(inc_dir) if os.path.isdir(inc_dir) else []:
-        with open(os.path.join(inc_dir, n), encoding="utf-8") as fh:
-            public.update(NAME.findall(fh.read()))
+    for dirpath, _, names in os.walk(inc_dir):
+        for n in names:
+            with open(os.path.join(dirpath, n), encoding="utf-8") as fh:
+                public.update(NAME.findall(fh.read()))
     defined = {}  # name -> defining file
     for f in files:
         if f.endswith(".c"):
@@ -133,7 +159,11 @@ def check(root):
         if lay is None:
             results.append((False, f"{f}: in no layer (lib/{'|'.join(LAYERS)}/)"))
             continue
-        rank = LAYERS.index(lay)
+        if room_of(f) is None:
+            results.append((False, f"{f}: in no room of {lay} "
+                            f"({' '.join(r + '/' for r in ROOMS.get(lay, []) if r) or 'none'})"))
+            continue
+        rank, at = LAYERS.index(lay), rank_of(f)
         bad, seen = [], []
         for inc in INCLUDE.findall(texts[f]):
             if inc.startswith("sweepfill/"):
@@ -143,6 +173,9 @@ def check(root):
                     continue
             elif inc.split("/")[0] in LAYERS and os.path.exists(os.path.join(lib, inc)):
                 target = inc.split("/")[0]
+                home = "lib/" + inc
+                if target == lay and room_of(home) is not None and rank_of(home) > at:
+                    bad.append(f'#include "{inc}": {place(home)} is a room above {place(f)}')
             elif os.path.exists(os.path.join(root, os.path.dirname(f), inc)):
                 bad.append(f'#include "{inc}" without its layer\'s path')
                 continue
@@ -168,19 +201,25 @@ def check(root):
             home = defined.get(name)
             if home is None or home == f:
                 continue
-            uses.setdefault(layer_of(home) or "?", []).append(name)
+            known = layer_of(home) is not None and room_of(home) is not None
+            uses.setdefault(place(home) if known else "?", []).append(name)
             if layer_of(home) is None or LAYERS.index(layer_of(home)) > rank:
                 bad.append(f"uses {name}, defined in {home} ({layer_of(home)}, above {lay})")
-        what = f"{f} ({lay}): includes " + (", ".join(seen) or "nothing of the library's")
+            elif known and rank_of(home) > at:
+                bad.append(f"uses {name}, defined in {home} ({place(home)}, a room above "
+                           f"{place(f)})")
+        what = f"{f} ({place(f)}): includes " + (", ".join(seen) or "nothing of the library's")
         what += "; uses " + ("; ".join(f"{k}: {' '.join(v)}" for k, v in sorted(
-            uses.items(), key=lambda kv: LAYERS.index(kv[0]) if kv[0] in LAYERS else 9))
+            uses.items()))
             or "no other file's names")
         if bad:
-            results.append((False, f"{f} ({lay}): " + "; ".join(bad) + "\n# " + what))
+            results.append((False, f"{f} ({place(f)}): " + "; ".join(bad) + "\n# " + what))
         else:
             results.append((True, what))
     for lay in LAYERS:
-        results.append(check_layer(lay, files, texts, stripped, defined))
+        for room in ROOMS.get(lay, [""]):
+            folder = f"lib/{lay}" + (f"/{room}" if room else "")
+            results.append(check_folder(folder, files, stripped, defined))
     return results
 
 
@@ -197,10 +236,9 @@ def body_at(text, brace):
     return text[brace:]
 
 
-def layer_uses(lay, files, texts, stripped, defined):
-    """The .c files directly in lib/LAY/, and for each the files of them it uses: {file: {other:
-    [names]}}; and the folder's file map, [(file, header)], empty when it has none."""
-    folder = f"lib/{lay}"
+def folder_uses(folder, files, stripped, defined):
+    """The .c files directly in folder, and for each the files of them it uses: {file: {other:
+    [names]}}."""
     cs = [f for f in files if os.path.dirname(f) == folder and f.endswith(".c")]
     hs = [f for f in files if os.path.dirname(f) == folder and f.endswith(".h")]
     inline = {}  # a header's static inline function -> the names its body uses
@@ -224,11 +262,7 @@ def layer_uses(lay, files, texts, stripped, defined):
             if home in cs and home != f:
                 by.setdefault(home, []).append(n)
         uses[f] = by
-    order = []
-    for h in hs:
-        head = texts[h].split("*/", 1)[0] if texts[h].lstrip().startswith("/*") else ""
-        order += [(f"{folder}/{n}", h) for n in MAP_LINE.findall(head)]
-    return cs, uses, order
+    return cs, uses
 
 
 def circle_through(start, uses, among):
@@ -247,9 +281,9 @@ def circle_through(start, uses, among):
     return None
 
 
-def check_layer(lay, files, texts, stripped, defined):
-    """(ok, message) for the files of one layer's folder: no circle, and the map's order."""
-    cs, uses, order = layer_uses(lay, files, texts, stripped, defined)
+def check_folder(folder, files, stripped, defined):
+    """(ok, message) for the files of one folder, a layer's or a room's: no circle."""
+    cs, uses = folder_uses(folder, files, stripped, defined)
     short = os.path.basename
     bad = []
     # Files in an order where each uses only those before it, while one is left that does:
@@ -270,22 +304,13 @@ def check_layer(lay, files, texts, stripped, defined):
         steps = [f"{short(a)} uses {short(b)} ({' '.join(uses[a][b])})"
                  for a, b in zip(circle, circle[1:])]
         bad.append("a circle: " + ", ".join(steps))
-    rank = {f: i for i, (f, _) in enumerate(order)}
-    for f in sorted(cs):
-        for g, names in sorted(uses[f].items()):
-            if f in rank and g in rank and rank[g] > rank[f]:
-                bad.append(f"{short(f)} uses {short(g)} ({' '.join(names)}), which "
-                           f"{order[rank[f]][1]}'s file map lists after it")
-    listed = sorted(done, key=lambda f: rank.get(f, len(rank))) if not left else done + left
+    listed = done + left
     what = "; ".join(f"{short(f)}" + (" -> " + " ".join(short(g) for g in sorted(uses[f]))
                                        if uses[f] else "") for f in listed)
-    maps = sorted({h for _, h in order})
-    head = (f"lib/{lay}/: {len(cs)} file{'s' if len(cs) != 1 else ''}, no circle among their "
+    head = (f"{folder}/: {len(cs)} file{'s' if len(cs) != 1 else ''}, no circle among their "
             "uses of each other's functions")
-    if maps:
-        head += f", each using only those before it in {', '.join(maps)}'s file map"
     if bad:
-        return False, f"lib/{lay}/: " + "; ".join(bad) + "\n# " + what
+        return False, f"{folder}/: " + "; ".join(bad) + "\n# " + what
     return True, head + ": " + what
 
 
@@ -324,11 +349,17 @@ FIXTURE = {
     "lib/base/raw_c11.c": ("#include <stdatomic.h>\nint f(_Atomic int *p)\n{\n"
                            "    return atomic_load_explicit(p, memory_order_relaxed);\n}\n"),
     "lib/base/raw_ck.c": "unsigned f(unsigned *p)\n{\n    return ck_pr_load_uint(p);\n}\n",
-    # A file map whose order a use breaks: ord_a.c uses ord_b.c, listed after it.
-    "lib/base/ord.h": ("/*\n * lib/base/ord.h - a map\n *\n *   ord_a.c  first\n"
-                       " *   ord_b.c  second\n */\n"),
-    "lib/base/ord_a.c": "int swfi_ord_a(void)\n{\n    return swfi_ord_b();\n}\n",
-    "lib/base/ord_b.c": "int swfi_ord_b(void)\n{\n    return 0;\n}\n",
+    # The cache's rooms: store/ <- front/ <- lib/cache/ itself. A store file that calls a front
+    # function, a front file that includes the entry room's header, a front file that uses the
+    # store as it may, and a folder that is no room.
+    "lib/cache/store/st.h": "int swfi_st(void);\n",
+    "lib/cache/store/st.c": ('#include "cache/store/st.h"\n'
+                             "int swfi_st(void)\n{\n    return 0;\n}\n"),
+    "lib/cache/store/st_up_call.c": "int st_up(void)\n{\n    return swfi_fr();\n}\n",
+    "lib/cache/front/fr.c": ('#include "cache/store/st.h"\n'
+                             "int swfi_fr(void)\n{\n    return swfi_st();\n}\n"),
+    "lib/cache/front/fr_up_include.c": '#include "cache/high.h"\n',
+    "lib/cache/attic/old.c": "int old;\n",
     # A circle, closed through a header's static inline function: ring_a.c uses ring_b.c, whose
     # call of swfi_ring_next reaches swfi_ring_a.
     "lib/sweep/ring.h": ("int swfi_ring_a(void);\nstatic inline int swfi_ring_next(void)\n{\n"
@@ -345,7 +376,9 @@ FIXTURE_BAD = {"lib/base/up_call.c", "lib/base/up_var.c", "lib/base/up_include.c
                "lib/base/up_public.c", "lib/base/bare.c", "lib/stray.c",
                "lib/base/misnamed.c", "lib/base/raw_builtin.c", "lib/base/raw_c11.c",
                "lib/base/raw_ck.c", "lib/base/tag_misnamed.h",
-               "lib/base/", "lib/sweep/"}  # the layers: an order broken, a circle
+               "lib/cache/store/st_up_call.c", "lib/cache/front/fr_up_include.c",
+               "lib/cache/attic/old.c",
+               "lib/sweep/"}  # the folders: a circle
 
 
 def self_test():
@@ -361,8 +394,9 @@ def self_test():
             want = f not in FIXTURE_BAD
             results.append((ok == want, f"{f}: {'passes' if ok else 'fails'} "
                             f"({'as it should' if ok == want else 'WRONG'}): {msg}"))
-        want_n = len([f for f in FIXTURE if f.startswith("lib/")]) + len(LAYERS)
-        results.append((len(found) == want_n, f"{len(found)} points: the files and the layers"))
+        want_n = len([f for f in FIXTURE if f.startswith("lib/")]) + sum(
+            len(ROOMS.get(lay, [""])) for lay in LAYERS)
+        results.append((len(found) == want_n, f"{len(found)} points: the files and the folders"))
     return tap(results)
 
 

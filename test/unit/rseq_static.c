@@ -12,7 +12,7 @@
 
 #include <sweepfill/cache.h>
 
-#include "cache/seq.h"
+#include "cache/front/seq.h"
 #include "../common/tap.h"
 
 #if defined(__x86_64__)

@@ -1,14 +1,14 @@
 /*
- * sweepfill/cache_abi.h - the library's structures as cache.h's inline path (swf_cache_alloc_fast,
- * swf_cache_free_fast) reads them, in the layout swf_cache_alloc_fast(3) ("The inline ABI")
- * promises. Included by cache.h; nothing here is for a user to call or touch.
+ * sweepfill/abi/cache_abi.h - the library's structures as cache.h's inline path
+ * (swf_cache_alloc_fast, swf_cache_free_fast) reads them, in the layout swf_cache_alloc_fast(3)
+ * ("The inline ABI") promises. Included by cache.h; nothing here is for a user to call or touch.
  */
 #ifndef SWEEPFILL_CACHE_ABI_H
 #define SWEEPFILL_CACHE_ABI_H
 
 #include <stdint.h>
 
-#include "api.h"
+#include "../api.h"
 #include "binding.h"  /* struct swf_owner_head_, swf_thread_self_ */
 #include "rseq_abi.h" /* the per-CPU mode's sequences */
 

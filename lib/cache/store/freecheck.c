@@ -1,6 +1,6 @@
 /*
- * lib/cache/freecheck.c - the checks every free makes, in every build, and the full checks' object
- * states.
+ * lib/cache/store/freecheck.c - the checks every free makes, in every build, and the full checks'
+ * object states.
  *
  * What every free checks (swfi_owner_check): the chunk holding obj (chunkmap.c's map) belongs to
  * the cache it is freed into, and obj is the start of one of its objects - which rules out a
@@ -37,7 +37,7 @@
  * the inline path knows nothing of it. A bulk free does not touch the objects: it leaves them
  * OBJ_FREE, unpoisoned, and so does carving.
  */
-#include "cache/cache_internal.h"
+#include "cache/store/store.h"
 
 #include <sys/random.h>
 #include <time.h>
@@ -82,14 +82,6 @@ static __attribute__((noreturn)) void not_ours(struct swf_cache *c, const char *
     swfi_die(fn, "%p was not allocated from cache '%s' (it points inside an object)", obj, c->name);
 }
 
-static bool in_mag(const struct swf_magazine_ *m, const void *obj)
-{
-    for (uint32_t i = 0; i < m->n; i++)
-        if (m->obj[i] == obj)
-            return true;
-    return false;
-}
-
 void swfi_owner_check(struct swf_cache *c, const char *fn, const void *obj)
 {
     struct swfi_chunk *ch = swfi_dmap_lookup(obj);
@@ -101,17 +93,6 @@ void swfi_owner_check(struct swf_cache *c, const char *fn, const void *obj)
         t->chunk_base = (uintptr_t)ch->base;
         t->chunk_nobjs = ch->nobjs;
     }
-}
-
-void swfi_free_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, void *obj)
-{
-    swfi_owner_check(c, fn, obj);
-    if (!swf_cache_marked_(&c->owner.head, obj))
-        return;
-    /* The magazines this free goes to: the thread's, or (per-CPU mode) its CPU's. */
-    if (c->pcpu ? swfi_pcpu_holds(c, obj)
-                : ts != NULL && (in_mag(ts->pub.loaded, obj) || in_mag(ts->pub.prev, obj)))
-        swfi_die(fn, "double free of %p (cache '%s')", obj, c->name);
 }
 
 void swfi_debug_transition_slow(struct swf_cache *c, const char *fn, void *obj, uint8_t from,

@@ -1,5 +1,5 @@
 /*
- * lib/cache/chunk.c - mapping and preparing memory for objects, and carving objects from it.
+ * lib/cache/store/chunk.c - mapping and preparing memory for objects, and carving objects from it.
  *
  * Memory enters a cache in chunks mapped on a blocking path and prepared there: every page is
  * made present and writable (and locked, with lock_memory), so that no lock-free path ever takes
@@ -19,7 +19,7 @@
  * chunk of small objects: when the magazine table is full, the chunk is made smaller (or not
  * mapped at all) rather than mapped and left unusable.
  */
-#include "cache/cache_internal.h"
+#include "cache/store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * lib/cache/loose.c - the loose list: objects freed when no magazine had room for them.
+ * lib/cache/store/loose.c - the loose list: objects freed when no magazine had room for them.
  *
  * A Treiber stack linked through each object's first word, pushed one object at a time with a
  * release CAS and emptied only as a whole by an exchange (acquire): no pop of a single node, so
@@ -11,7 +11,7 @@
  * Links are read with relaxed atomic loads: a chain taken by exchange is private, but its links
  * were written by other threads before their release CAS, which the exchange acquired.
  */
-#include "cache/cache_internal.h"
+#include "cache/store/store.h"
 
 static void push_chain(struct swf_cache *c, void *first, void *last)
 {

@@ -1,7 +1,7 @@
 /*
- * sweepfill/rseq_abi.h - the restartable sequences of the per-CPU mode (cache.h), written once for
- * the library and for cache.h's inline path. Included by cache_abi.h; nothing here is for a user
- * to call.
+ * sweepfill/abi/rseq_abi.h - the restartable sequences of the per-CPU mode (cache.h), written once
+ * for the library and for cache.h's inline path. Included by cache_abi.h; nothing here is for a
+ * user to call.
  *
  * A per-CPU slot is one word: the address of a magazine (cache_abi.h's struct swf_magazine_: its
  * word n at offset 8, obj[] at 16) or 0, with bit 0 set while a thread on another CPU works on it.

@@ -1,5 +1,6 @@
 /*
- * lib/cache/mag.c - making magazines, private chains of empty ones, and a magazine's own check.
+ * lib/cache/store/mag.c - making magazines, private chains of empty ones, and a magazine's own
+ * check.
  *
  * Magazines are made only on the blocking paths (refill_lock held), as many as are needed at that
  * moment, in whole table blocks of 8 (4,224 bytes), up to 64 blocks an allocation, and live until
@@ -17,7 +18,7 @@
  * most SWF_CACHE_MAGAZINE objects, each one of the cache's, free by its state byte (chunkmap.c),
  * and with its poison whole when it has some (freecheck.c).
  */
-#include "cache/cache_internal.h"
+#include "cache/store/store.h"
 
 #include <errno.h>
 

@@ -1,5 +1,5 @@
 /*
- * lib/cache/percpu.c - the per-CPU magazines (the per-CPU mode: base/rseq.h).
+ * lib/cache/front/percpu.c - the per-CPU magazines (the per-CPU mode: base/rseq.h).
  *
  * In the per-CPU mode no thread has magazines of its own: each CPU (each concurrent thread id,
  * mm_cid, where the kernel has it) has one magazine in the cache's slot array, and a NOWAIT
@@ -18,8 +18,8 @@
  * the fence (a seccomp filter installed after the mode was chosen), the drain moves nothing and
  * those objects wait in their magazines for a thread that runs on that CPU.
  */
-#include "cache/cache_internal.h"
-#include "cache/seq.h"
+#include "cache/front/front.h"
+#include "cache/front/seq.h"
 
 #include <errno.h>
 #include <stdlib.h>

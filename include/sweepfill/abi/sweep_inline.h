@@ -1,5 +1,5 @@
 /*
- * sweepfill/sweep_inline.h - the sweep's implementation, inline so that SWF_SWEEP_DEFINE can
+ * sweepfill/abi/sweep_inline.h - the sweep's implementation, inline so that SWF_SWEEP_DEFINE can
  * specialise it for one list type. Not an API of its own: include sweep.h. Names ending in an
  * underscore are internal and may change.
  *

@@ -1,6 +1,6 @@
 /*
- * lib/cache/tstate.c - thread states: a thread's pair of magazines for one cache, how a thread gets
- * one, and how it gives it back.
+ * lib/cache/front/tstate.c - thread states: a thread's pair of magazines for one cache, how a
+ * thread gets one, and how it gives it back.
  *
  * A thread binds to a cache (owner.h's per-thread table, indexed by the cache's handle) on its
  * first blocking call on the cache (grow, a WAIT allocation), which first prepares the thread
@@ -14,7 +14,7 @@
  * the magazine table does; thread states come back to the free pool when their thread exits or
  * flushes, so the table holds as many as threads bound at once.
  */
-#include "cache/cache_internal.h"
+#include "cache/front/front.h"
 
 #include <errno.h>
 #include <time.h>

@@ -1,5 +1,5 @@
 /*
- * lib/cache/chunkmap.c - the process-wide map from an address to the chunk that holds it, and
+ * lib/cache/store/chunkmap.c - the process-wide map from an address to the chunk that holds it, and
  * what it answers: an object's index in its chunk and its full checks' state byte.
  *
  * The map is kept by chunk.c as chunks are mapped and unmapped: two levels over 64 KiB granules
@@ -11,7 +11,7 @@
  * number of caches (freecheck.c). It knows nothing of the cache's other files: the full checks'
  * magazine check (mag.c) asks it, and every file above that.
  */
-#include "cache/cache_internal.h"
+#include "cache/store/store.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
- * sweepfill/binding.h - the owners' head and the per-thread binding table, as the inline path of
- * cache.h reads them. Included by cache.h; nothing here is for a program to use directly.
+ * sweepfill/abi/binding.h - the owners' head and the per-thread binding table, as the inline path
+ * of cache.h reads them. Included by cache.h; nothing here is for a program to use directly.
  *
  * Every library object that threads keep state for (an "owner": a cache or a registry) begins
  * with struct swf_owner_head_; each thread's binding table, indexed by the owner's handle, holds
@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "api.h"
+#include "../api.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,5 +1,6 @@
 /*
- * lib/cache/seq.h - the per-CPU magazines' restartable sequences (the per-CPU mode: percpu.c).
+ * lib/cache/front/seq.h - the per-CPU magazines' restartable sequences (the per-CPU mode:
+ * percpu.c).
  *
  * sweepfill/rseq_abi.h's pop and push, which cache.h's inline path runs too, with the library's
  * retries that count aborts (swfi_rseq_aborts); and the library's own sequences: replace a slot's
@@ -19,7 +20,7 @@
 
 #include "base/rseq.h" /* first: a SWF_RSEQ_DELAY build's delay reaches the sequences */
 
-#include <sweepfill/rseq_abi.h>
+#include <sweepfill/abi/rseq_abi.h>
 
 #define SWFI_RSEQ_MAG_N   8  /* offset of the magazine's word n */
 #define SWFI_RSEQ_MAG_OBJ 16 /* offset of its obj[] */

@@ -1,6 +1,6 @@
 /*
- * lib/cache/policy.c - where an allocation finds a free object, and where a free puts one: the
- * whole order, top to bottom, in this file. The places themselves know nothing of this order:
+ * lib/cache/front/policy.c - where an allocation finds a free object, and where a free puts one:
+ * the whole order, top to bottom, in this file. The places themselves know nothing of this order:
  * magazines and the depot's stacks (cache_internal.h), the loose list (loose.c, which spreads a
  * list taken whole into magazines), the shared states (tstate.c), new memory and the chunks it is
  * carved from (chunk.c).
@@ -49,7 +49,7 @@
  * Every step is lock-free (the stacks' CAS, the bump index's CAS, the loose list's exchange), O(1)
  * per object save the spreading of a loose list, which moves each object once.
  */
-#include "cache/cache_internal.h"
+#include "cache/front/front.h"
 
 #include <string.h>
 

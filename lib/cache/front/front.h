@@ -1,0 +1,247 @@
+/*
+ * lib/cache/front/front.h - the cache's front ends: the slow halves of the calls that cache.h's
+ * inline path could not serve, one front end per mode behind struct swfi_front (policy.c): the
+ * per-thread one with its thread states (tstate.c), the per-CPU one with its magazines and their
+ * restartable sequences (percpu.c, seq.h). They take objects from and put them in the store
+ * (store/store.h) and are called by the entry points (cache_internal.h), which they never call.
+ */
+#ifndef SWF_LIB_CACHE_FRONT_H
+#define SWF_LIB_CACHE_FRONT_H
+
+#include "cache/store/store.h"
+
+#define TS_BLOCK_SHIFT   3      /* 8 thread states (512 bytes) per block */
+#define TS_BLOCKS_MAX    131072 /* 1M threads bound to one cache at once; others share */
+#define SPARE_EMPTY_MAGS 8      /* kept on the empty stack by the blocking paths */
+#define CLAIM_ABANDONED  2      /* a shared state's claim word: claimed by a thread lost in fork */
+
+/* A thread state: a bound thread's magazines and counters. Its head is cache_abi.h's struct
+ * swf_tstate_ (istack link, index, loaded, prev, the inline path's two counters). Counters
+ * have a single writer (the bound thread) and relaxed readers (stats); cumulative across owners. */
+struct swfi_tstate {
+    struct swf_tstate_ pub;
+    uint64_t x_allocs_wait;
+    uint64_t x_fails_nowait;
+    uint32_t x_claim; /* shared states: 1 while a thread without a state of its own uses it,
+                       * CLAIM_ABANDONED in a child of fork when a thread of the parent did */
+};
+
+static inline struct swfi_magazine *swfi_ts_loaded(const struct swfi_tstate *ts)
+{
+    return swfi_mag_of(ts->pub.loaded);
+}
+
+static inline struct swfi_magazine *swfi_ts_prev(const struct swfi_tstate *ts)
+{
+    return swfi_mag_of(ts->pub.prev);
+}
+
+static inline void swfi_ts_set(struct swfi_tstate *ts, struct swfi_magazine *loaded,
+                               struct swfi_magazine *prev)
+{
+    ts->pub.loaded = loaded ? &loaded->pub : NULL;
+    ts->pub.prev = prev ? &prev->pub : NULL;
+}
+
+/* ---- policy.c: where an allocation looks, and where a free puts ------------------------------ */
+
+/* A bound thread's slow halves (ts its own state or a claimed shared one): its prev magazine,
+ * then the depot, then uncarved objects, then the loose list. take returns NULL when nothing is
+ * ready for the thread. */
+void *swfi_take_bound(struct swf_cache *c, struct swfi_tstate *ts);
+void swfi_put_bound(struct swf_cache *c, struct swfi_tstate *ts, void *obj);
+
+/* A thread with no state: up to `want` objects from one depot magazine into dst (or carved, or
+ * one from the loose list), returning how many; and n objects into as few magazines as have room
+ * (or the loose list). O(1) per object. */
+uint32_t swfi_take_unbound(struct swf_cache *c, void **dst, uint32_t want);
+void swfi_put_unbound(struct swf_cache *c, void *const *objs, size_t n);
+
+/* An object from any shared state but `held` (the one the caller holds, or NULL): where an
+ * allocation looks before it gives up (NOWAIT) or maps memory (WAIT), so that objects freed by
+ * threads without a state of their own are never stranded there. Without `wait`, NULL when none
+ * has one or all are taken at this moment; with `wait` (WAIT only, after mapping failed, never
+ * under refill_lock), it waits out each state's current claimer in short sleeps, so NULL means
+ * none had one. */
+void *swfi_take_shared(struct swf_cache *c, struct swfi_tstate *held, bool wait);
+
+/* Count a successful allocation: in ts (a bound or claimed state), else in the cache. */
+void swfi_count_alloc(struct swf_cache *c, struct swfi_tstate *ts, enum swf_alloc_mode mode);
+
+/*
+ * A cache's front end: the slow halves of the calls that cache.h's inline path could not serve,
+ * each in its mode's order (above). Two, chosen once at create (c->front): swfi_front_thread
+ * (per-thread magazines, shared states, the depot) and swfi_front_pcpu (per-CPU magazines, then
+ * the depot). The public entry points (cache.c) check arguments, inject failures and move the
+ * full checks' states, and call through it; none tests the mode.
+ */
+struct swfi_front {
+    /* A NOWAIT allocation (injection decided): the object, counted, or NULL, counted as a
+     * failure. Lock-free. */
+    void *(*alloc)(struct swf_cache *c);
+    /* Under refill_lock, for a WAIT allocation by the thread whose state is ts (NULL: none): an
+     * object counted as a WAIT allocation, or NULL. Lock-free itself. */
+    void *(*take_locked)(struct swf_cache *c, struct swfi_tstate *ts);
+    /* Under refill_lock, when the cache can map no more: the other CPUs' objects to the depot.
+     * How many moved; 0 and *refused set when the kernel refused the fence. Blocking. */
+    uint64_t (*reclaim)(struct swf_cache *c, const char **refused);
+    /* A single free of a non-NULL obj: checked, its full checks' state moved, marked, put,
+     * counted. Lock-free. */
+    void (*free)(struct swf_cache *c, void *obj);
+    /* NOWAIT objects for the `nulls` NULL entries of objs[0 .. n-1], no injection; the entries
+     * left NULL count as failed NOWAIT calls. Returns how many it gave. Lock-free. */
+    size_t (*alloc_bulk)(struct swf_cache *c, void **objs, size_t n, size_t nulls);
+    /* The non-NULL entries (full checks' states moved by the caller): owners checked, put,
+     * counted. Lock-free. */
+    void (*free_bulk)(struct swf_cache *c, void *const *objs, size_t n);
+    /* The objects the calling thread holds (its CPU's, per-CPU) to the depot. Lock-free. */
+    void (*flush)(struct swf_cache *c);
+    /* Whether a thread needs a state of its own for what grow promises (its magazines). */
+    bool needs_state;
+};
+
+extern const struct swfi_front swfi_front_thread, swfi_front_pcpu;
+
+/* ---- tstate.c -------------------------------------------------------------------------------- */
+
+/* Bind the calling thread to c from the spare pools, lock-free; NULL when the thread was never
+ * prepared (swfi_tls_bindable) or a pool is dry. */
+struct swfi_tstate *swfi_tstate_bind_nowait(struct swf_cache *c);
+
+/* The calling thread's state, binding it first if need be, making thread states and magazines as
+ * needed (refill_lock held; allocates). NULL only when memory or the tables ran out. */
+struct swfi_tstate *swfi_tstate_bind_locked(struct swf_cache *c);
+
+/* The cache's first use (a blocking path, refill_lock held): make the shared states and the
+ * first magazines, unless they were made. 0 or ENOMEM (nothing made; the next use tries again).
+ * Until then the cache holds no table block, and NOWAIT finds nothing (EAGAIN). */
+int swfi_cache_first_use(struct swf_cache *c);
+
+/* The thread state a lock-free call works on: the calling thread's own (bound now if it can be),
+ * else a shared state claimed for this call (*claimed set: give it back with swfi_tstate_done),
+ * else NULL: the call goes to the depot. Lock-free. */
+struct swfi_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed);
+
+/* Whether the shared states exist (the cache was used; acquire, paired with first use). */
+bool swfi_shared_made(struct swf_cache *c);
+
+/* Claim the shared state ts for one call (acquire: the previous claimer's work on its magazines
+ * is ours to build on); give it back with swfi_tstate_done. With `wait`, until its current
+ * claimer (one call long) lets go, in short sleeps; without, false when it is taken. */
+bool swfi_shared_claim(struct swfi_tstate *ts, bool wait);
+
+static inline void swfi_tstate_done(struct swfi_tstate *ts, bool claimed)
+{
+    if (claimed) /* Release: our work on its magazines before the next claimer's acquire. */
+        swfi_store_release_32(&ts->x_claim, 0);
+}
+
+/* Give a thread state back: its magazines to the depot, itself to the free pool. Lock-free. */
+void swfi_tstate_release(struct swf_cache *c, struct swfi_tstate *ts);
+
+/* Keep spare empty magazines and free thread states around, and put loose objects back into
+ * magazines (refill_lock held; best effort). */
+void swfi_pools_replenish(struct swf_cache *c);
+
+extern const struct swfi_owner_ops swfi_cache_owner_ops;
+
+/* ---- percpu.c: the per-CPU mode -------------------------------------------------------------- */
+
+/* Make the slot array, a magazine in each (first use, refill_lock held). 0 or ENOMEM. */
+int swfi_pcpu_init(struct swf_cache *c);
+void swfi_pcpu_fini(struct swf_cache *c);
+
+/* The fast paths' sequences: cache.h's, with aborts counted (swfi_rseq_aborts). */
+#ifdef SWF_RSEQ
+#define SWFI_ABORTS (&swfi_rseq_aborts_)
+#else
+#define SWFI_ABORTS NULL
+#endif
+
+static inline bool swfi_pcpu_move(struct swf_cache *c, void **obj, int push)
+{
+#ifdef SWF_RSEQ_ABI_
+    uintptr_t *slots = swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots);
+    return slots != NULL && swf_cache_pcpu_move_(&c->owner.head, slots, obj, push, SWFI_ABORTS);
+#else
+    (void)c, (void)obj, (void)push;
+    return false;
+#endif
+}
+
+/* One object from (to) this CPU's magazine, counted there as an allocation (a free). */
+static inline bool swfi_pcpu_pop(struct swf_cache *c, void **obj)
+{
+    return swfi_pcpu_move(c, obj, 0);
+}
+
+static inline bool swfi_pcpu_push(struct swf_cache *c, void *obj)
+{
+    return swfi_pcpu_move(c, &obj, 1);
+}
+
+/* An object from this CPU's magazine, refilled from the depot when empty; NULL when neither had
+ * one (the caller then tries the depot's shared path). Lock-free, no system call. */
+void *swfi_pcpu_take_slow(struct swf_cache *c);
+
+static inline void *swfi_pcpu_take(struct swf_cache *c)
+{
+    void *obj;
+    if (SWF_LIKELY(swfi_pcpu_pop(c, &obj)))
+        return obj;
+    return swfi_pcpu_take_slow(c);
+}
+
+/* obj into this CPU's magazine, swapped for an empty one from the depot when full; false when
+ * that failed (the caller puts obj on the depot). Lock-free, no system call. */
+bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj);
+
+static inline bool swfi_pcpu_put(struct swf_cache *c, void *obj)
+{
+    return SWF_LIKELY(swfi_pcpu_push(c, obj)) || swfi_pcpu_put_slow(c, obj);
+}
+
+/* Up to k objects from this CPU's magazine into buf, or from buf on top of it (the bulk calls),
+ * in one restartable sequence each; they return how many moved (0: none, or no slots). Lock-free,
+ * no system call. */
+uint32_t swfi_pcpu_take_many(struct swf_cache *c, void **buf, uint32_t k);
+uint32_t swfi_pcpu_put_many(struct swf_cache *c, void *const *buf, uint32_t k);
+
+/* This CPU's magazine to the depot, an empty one in its place (flush). Lock-free, no system
+ * call; nothing when the depot has no empty magazine or the thread moved meanwhile. */
+void swfi_pcpu_flush(struct swf_cache *c);
+
+/* Add the per-CPU magazines' allocations and frees to *allocs and *frees (stats): those of
+ * the magazines in the slots now, by what their words moved since they went there, and those
+ * of the magazines that left. Lock-free. Returns whether the sum is a snapshot: no magazine
+ * moved between slots and the cache while it was read (exact when no thread is inside the
+ * cache); false after a few tries that saw them move, the sum then being the last try's. */
+bool swfi_pcpu_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees);
+
+/* The full checks' walk (validate.c, no thread inside the cache): check every CPU's magazine and
+ * return how many objects they hold. */
+uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn);
+
+/* The fork hooks' part (tstate.c; refill_lock held): before the fork, stop new moves of a slot's
+ * magazine and wait for those in progress; after it, let them begin again (in the child, with
+ * the count of the moves that only backed off, by threads it does not have, cleared). Blocking:
+ * the wait sleeps while other threads finish their moves, each a bounded, lock-free step. */
+void swfi_pcpu_fork_prepare(struct swf_cache *c);
+void swfi_pcpu_fork_done(struct swf_cache *c, bool child);
+
+/* Whether obj is in this CPU's magazine (a single free's double-free search). Lock-free. */
+bool swfi_pcpu_holds(struct swf_cache *c, const void *obj);
+
+/* Move every CPU's objects to the depot (refill_lock held; blocking: membarrier). Returns how
+ * many objects moved; 0 when the kernel refused the fence, every magazine left in its slot, with
+ * *refused set to the reason an ENOMEM that follows gives. */
+uint64_t swfi_pcpu_drain(struct swf_cache *c, const char **refused);
+
+/* ---- double_free.c --------------------------------------------------------------------------- */
+
+/* A single free's check: swfi_owner_check, then, when obj carries the free mark, abort if obj is
+ * in the magazines this free goes to: ts's (loaded or prev; none when ts is NULL), or, in the
+ * per-CPU mode, this CPU's. Reads obj's first word only. */
+void swfi_free_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, void *obj);
+
+#endif /* SWF_LIB_CACHE_FRONT_H */
