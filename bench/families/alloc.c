@@ -36,10 +36,16 @@
  * swf_cache_grow by each thread before its loop) that NOWAIT never has to fail; failures are
  * still counted (counters nowait_fails, and fails for WAIT and malloc) and must read 0.
  * Google Benchmark's flags are accepted (--benchmark_filter=malloc runs only the malloc runs).
+ *
+ * After the runs it prints the cache's pair goals (bench/README.md, Goals) with their verdicts,
+ * by the Decision rules: the median of the per-repetition ratios of the one-thread 64 B
+ * alloc_pairs64 rows, n, the band (5 %, fixed), the figures. Run it pinned, with
+ * --benchmark_repetitions=5 (or more) and --benchmark_enable_random_interleaving=true.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +94,42 @@ static const struct {
 #define NCACHES (sizeof(cache_sizes) / sizeof(cache_sizes[0]))
 
 static struct swf_cache *caches[NCACHES];
+
+/* ---- the goals' data: each measurement's own time, kept by the body (bench/README.md, Goals) ----
+ *
+ * The one-thread 64 B pairs64 rows the goals compare keep their measurements here: the body
+ * times its loop (CLOCK_MONOTONIC, from the first batch to the end), and the family judges the
+ * goals after the runs, pairing the runs' repetitions in the order they ran (with repetitions,
+ * Google Benchmark sizes a run in its first repetition's trials, shorter than the measurements,
+ * and gives every later one the same count: the measurements are the longest ones). */
+enum goal_run { GOAL_NOWAIT, GOAL_INLINE, GOAL_UNBOUND, GOAL_MALLOC, GOAL_RUNS };
+static const char *const goal_run_name[GOAL_RUNS] = {"cache_nowait", "cache_inline",
+                                                     "cache_unbound", "malloc"};
+#define GOAL_MAX 256
+static struct {
+    int n;
+    int64_t iters[GOAL_MAX];
+    double ns[GOAL_MAX];
+} goal_data[GOAL_RUNS];
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* Keep a measurement of run `which` (a one-thread 64 B run only). */
+static void goal_keep(int which, swfb_state *st, int64_t size, double t0)
+{
+    double t1 = now_ns();
+    if (which < 0 || size != 64 || swfb_threads(st) != 1 || goal_data[which].n == GOAL_MAX ||
+        swfb_iterations(st) == 0)
+        return;
+    int i = goal_data[which].n++;
+    goal_data[which].iters[i] = swfb_iterations(st);
+    goal_data[which].ns[i] = (t1 - t0) / (double)swfb_iterations(st);
+}
 
 static char malloc_library[4096];
 
@@ -236,37 +278,41 @@ static inline void keep(const void *p)
 }
 
 /* 64 alloc+free pairs per step: ALLOC and FREE name the pair's two halves; setup and teardown
- * run around the loop. */
-#define PAIRS64(name, label, setup, teardown, ALLOC, FREE) \
-    static void name(swfb_state *st)                       \
-    {                                                      \
-        struct swf_cache *c = setup_cache(st);             \
-        if (c == NULL)                                     \
-            return;                                        \
-        size_t size = (size_t)swfb_range(st, 0);           \
-        (void)size;                                        \
-        setup;                                             \
-        uint64_t fails = 0;                                \
-        while (swfb_keep_running_batch(st, BATCH)) {       \
-            for (int i = 0; i < BATCH; i++) {              \
-                void *p = ALLOC;                           \
-                keep(p);                                   \
-                if (__builtin_expect(p == NULL, 0)) {      \
-                    fails++;                               \
-                    continue;                              \
-                }                                          \
-                FREE;                                      \
-            }                                              \
-        }                                                  \
-        teardown;                                          \
-        finish(st, label, "fails", fails);                 \
+ * run around the loop; goal: the run's goal_run, or -1. */
+#define PAIRS64(name, goal, label, setup, teardown, ALLOC, FREE) \
+    static void name(swfb_state *st)                             \
+    {                                                            \
+        struct swf_cache *c = setup_cache(st);                   \
+        if (c == NULL)                                           \
+            return;                                              \
+        size_t size = (size_t)swfb_range(st, 0);                 \
+        (void)size;                                              \
+        setup;                                                   \
+        uint64_t fails = 0;                                      \
+        double t0 = 0;                                           \
+        while (swfb_keep_running_batch(st, BATCH)) {             \
+            if (t0 == 0)                                         \
+                t0 = now_ns();                                   \
+            for (int i = 0; i < BATCH; i++) {                    \
+                void *p = ALLOC;                                 \
+                keep(p);                                         \
+                if (__builtin_expect(p == NULL, 0)) {            \
+                    fails++;                                     \
+                    continue;                                    \
+                }                                                \
+                FREE;                                            \
+            }                                                    \
+        }                                                        \
+        goal_keep(goal, st, swfb_range(st, 0), t0);              \
+        teardown;                                                \
+        finish(st, label, "fails", fails);                       \
     }
 
-PAIRS64(bm_pairs64_cache_nowait, "sweepfill", (void)0, (void)0, swf_cache_alloc(c, SWF_NOWAIT),
-        swf_cache_free(c, p))
-PAIRS64(bm_pairs64_cache_inline, "sweepfill", (void)0, (void)0, swf_cache_alloc_fast(c),
-        swf_cache_free_fast(c, p))
-PAIRS64(bm_pairs64_malloc, PEER_NAME, (void)0, (void)0, malloc(size), free(p))
+PAIRS64(bm_pairs64_cache_nowait, GOAL_NOWAIT, "sweepfill", (void)0, (void)0,
+        swf_cache_alloc(c, SWF_NOWAIT), swf_cache_free(c, p))
+PAIRS64(bm_pairs64_cache_inline, GOAL_INLINE, "sweepfill", (void)0, (void)0,
+        swf_cache_alloc_fast(c), swf_cache_free_fast(c, p))
+PAIRS64(bm_pairs64_malloc, GOAL_MALLOC, PEER_NAME, (void)0, (void)0, malloc(size), free(p))
 
 /* cache_unbound: the loop runs on a thread made for the run, which has never called the cache
  * before its first pair (the benchmark's own thread has: other runs grew the cache on it). The
@@ -280,7 +326,10 @@ struct unbound_run {
 static void *unbound_loop(void *arg)
 {
     struct unbound_run *r = arg;
+    double t0 = 0;
     while (swfb_keep_running_batch(r->st, BATCH)) {
+        if (t0 == 0)
+            t0 = now_ns();
         for (int i = 0; i < BATCH; i++) {
             void *p = swf_cache_alloc(r->c, SWF_NOWAIT);
             keep(p);
@@ -291,6 +340,7 @@ static void *unbound_loop(void *arg)
             swf_cache_free(r->c, p);
         }
     }
+    goal_keep(GOAL_UNBOUND, r->st, swfb_range(r->st, 0), t0);
     return NULL;
 }
 
@@ -326,12 +376,87 @@ static void drain_freelist(struct swf_cache *c)
         swf_cache_free(c, p);
     }
 }
-PAIRS64(bm_pairs64_floor_freelist, "floor", fill_freelist(c), drain_freelist(c), ({
+PAIRS64(bm_pairs64_floor_freelist, -1, "floor", fill_freelist(c), drain_freelist(c), ({
             void *q = freelist;
             freelist = *(void **)q;
             q;
         }),
         (*(void **)p = freelist, freelist = p))
+
+/* ---- the goals and their verdicts (bench/README.md: Goals, Decision rules) ------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The measurements of a run: its longest ones (above), in the order they ran. */
+static int measurements(int which, double *out)
+{
+    int64_t most = 0;
+    int n = 0;
+    for (int i = 0; i < goal_data[which].n; i++)
+        most = goal_data[which].iters[i] > most ? goal_data[which].iters[i] : most;
+    for (int i = 0; i < goal_data[which].n; i++)
+        if (goal_data[which].iters[i] == most)
+            out[n++] = goal_data[which].ns[i];
+    return n;
+}
+
+#define BAND      0.05 /* rule 3: fixed, no A/A control here */
+#define MIN_PAIRS 5    /* rule 5 */
+
+/* One goal, "num at most limit x den": the median of the per-repetition ratios (rule 1), n
+ * (rule 2), the verdict (rules 4 and 5) and the figures it rests on (rule 8). */
+static void judge(const char *goal, int num, int den, double limit)
+{
+    double a[GOAL_MAX], b[GOAL_MAX], r[GOAL_MAX];
+    int na = measurements(num, a), nb = measurements(den, b), n = na < nb ? na : nb;
+    printf("- %s: ", goal);
+    if (n == 0) {
+        printf("not judged (no data: run %s and %s, 64 B, one thread)\n", goal_run_name[num],
+               goal_run_name[den]);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        r[i] = a[i] / b[i];
+    double m = median(r, n), lo = r[0], hi = r[n - 1];
+    const char *verdict = n >= MIN_PAIRS ? (m <= limit ? "met" : "missed (above the goal)")
+                          : m <= limit / (1 + BAND) ? "met"
+                          : m > limit * (1 + BAND)  ? "missed (above the goal)"
+                                                    : "not judged (n < 5, within the band)";
+    printf("%.3fx (n=%d; per-repetition ratios %.3f-%.3f; medians %.3f / %.3f ns) against <= "
+           "%.2fx, band %g %% fixed: %s\n",
+           m, n, lo, hi, median(a, na), median(b, nb), limit, BAND * 100, verdict);
+}
+
+static void goals(void)
+{
+    if (goal_data[GOAL_NOWAIT].n + goal_data[GOAL_INLINE].n + goal_data[GOAL_UNBOUND].n == 0)
+        return;
+    int mode = swf_cache_percpu();
+    printf("\nGoals (bench/README.md), alloc_pairs64, 64 B, one thread, %s mode, against %s:\n",
+           mode ? "per-CPU" : "per-thread", PEER_NAME);
+    if (strcmp(PEER_NAME, "tcmalloc") != 0 || mode == 0) {
+        printf("- the pair goals are the per-CPU mode's against tcmalloc: not judged in this "
+               "binary and mode\n");
+    } else {
+        judge("the pair through libsweepfill.so at most 1.0x tcmalloc", GOAL_NOWAIT, GOAL_MALLOC,
+              1.0);
+        judge("the inline pair at most 0.8x tcmalloc", GOAL_INLINE, GOAL_MALLOC, 0.8);
+        judge("a thread that never blocked at most 1.05x a bound one", GOAL_UNBOUND, GOAL_NOWAIT,
+              1.05);
+    }
+    printf("- the per-thread mode no slower than before a change, and the always-on free checks "
+           "at most 10 %% of the pair: judged across builds (bench/RESULTS.md), not here\n");
+}
 
 /* Sizes 64 and 4096, 1 and 2 threads, wall-clock time. */
 static void add(const char *name, swfb_fn *fn)
@@ -402,6 +527,7 @@ int main(int argc, char **argv)
     add("alloc_batch64/malloc", bm_batch_malloc);
 
     int rc = swfb_main(argc, argv);
+    goals();
 
     for (size_t i = 0; i < NCACHES; i++) {
         int err = swf_cache_destroy(caches[i]);

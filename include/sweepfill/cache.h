@@ -460,6 +460,12 @@ SWF_API int swf_cache_free_bulk(struct swf_cache *c, void *const *objs, size_t n
 
 /* ---- the inline NOWAIT path ----------------------------------------------------------------- */
 
+/* The library's slow halves, which the inline path below calls when its common case cannot serve
+ * the call: what swf_cache_alloc() with SWF_NOWAIT and swf_cache_free() do after their own common
+ * case (the same), without trying it again. Part of the inline ABI, not for callers. */
+SWF_API void *swf_cache_alloc_miss_(struct swf_cache *c);
+SWF_API int swf_cache_free_miss_(struct swf_cache *c, void *obj);
+
 /*
  * What swf_cache_alloc() does with SWF_NOWAIT, done inline in the caller while the calling
  * thread's loaded magazine (per-CPU mode: its CPU's) has an object, and by a call to it otherwise.
@@ -500,7 +506,7 @@ static inline void *swf_cache_alloc_fast(struct swf_cache *c)
     void *obj;
     if (__builtin_expect(c != SWF_NULL_ && swf_cache_alloc_try_(c, &obj, SWF_NULL_), 1))
         return obj;
-    return swf_cache_alloc(c, SWF_NOWAIT);
+    return swf_cache_alloc_miss_(c);
 }
 
 /*
@@ -543,7 +549,7 @@ static inline int swf_cache_free_fast(struct swf_cache *c, void *obj)
     if (__builtin_expect(
             c != SWF_NULL_ && obj != SWF_NULL_ && swf_cache_free_try_(c, obj, SWF_NULL_), 1))
         return 0;
-    return swf_cache_free(c, obj);
+    return swf_cache_free_miss_(c, obj);
 }
 
 #ifdef __cplusplus

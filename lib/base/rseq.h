@@ -105,16 +105,16 @@ extern uint32_t swfi_rseq_index_off_; /* SWFI_RSEQ_CPU_ID_OFF or SWFI_RSEQ_MM_CI
 extern uint32_t swfi_rseq_delay_;
 // clang-format off
 #if defined(__x86_64__)
-#define SWF_RSEQ_DELAY_ASM_           \
-    "movl %[delay], %k[st]\n"         \
+#define SWF_RSEQ_DELAY_ASM_(r)        \
+    "movl %[delay], %k[" #r "]\n"     \
     "7:\n\t"                          \
-    "subl $1, %k[st]\n\t"             \
+    "subl $1, %k[" #r "]\n\t"         \
     "jnc 7b\n\t"
 #else
-#define SWF_RSEQ_DELAY_ASM_           \
-    "mov %w[st], %w[delay]\n"         \
+#define SWF_RSEQ_DELAY_ASM_(r)        \
+    "mov %w[" #r "], %w[delay]\n"     \
     "7:\n\t"                          \
-    "subs %w[st], %w[st], #1\n\t"     \
+    "subs %w[" #r "], %w[" #r "], #1\n\t" \
     "b.hs 7b\n\t"
 #endif
 // clang-format on

@@ -92,12 +92,21 @@ static __attribute__((noinline)) void *alloc_slow(struct swf_cache *c, enum swf_
     return obj;
 }
 
+/* The common case: cache.h's inline path, the same body, as a leaf that saves no register; the
+ * rest is a tail call of the slow half, which does not try the common case again. */
 void *swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
 {
-    void *obj; /* the common case: cache.h's inline path, the same body */
-    if (SWF_LIKELY(c != NULL && mode == SWF_NOWAIT && swf_cache_alloc_try_(c, &obj, SWFI_ABORTS)))
+    void *obj;
+    if (SWF_UNLIKELY(c == NULL || mode != SWF_NOWAIT))
+        return alloc_slow(c, mode);
+    if (SWF_LIKELY(swf_cache_alloc_try_(c, &obj, SWFI_ABORTS)))
         return obj;
-    return alloc_slow(c, mode);
+    return alloc_slow(c, SWF_NOWAIT);
+}
+
+void *swf_cache_alloc_miss_(struct swf_cache *c)
+{
+    return alloc_slow(c, SWF_NOWAIT);
 }
 
 /* ---- free ----------------------------------------------------------------------------------- */
@@ -118,6 +127,11 @@ int swf_cache_free(struct swf_cache *c, void *obj)
      * the slow path), with room in the magazine. */
     if (SWF_LIKELY(c != NULL && obj != NULL && swf_cache_free_try_(c, obj, SWFI_ABORTS)))
         return 0;
+    return free_slow(c, obj);
+}
+
+int swf_cache_free_miss_(struct swf_cache *c, void *obj)
+{
     return free_slow(c, obj);
 }
 

@@ -4,11 +4,10 @@
  * lets an object that calls the inline path be dlclosed), and the counts stay exact while threads
  * are preempted and migrated inside the sequences.
  *
- * The program is linked with -Wl,--wrap=swf_cache_alloc,--wrap=swf_cache_free: its own calls to
- * the two (those the inline path makes) come to the __wrap_ functions below, which count them and
- * pass them on. The link may be static (the aarch64_kernel stage's guest has no loader); the
- * library's own calls come here only from its sweep and registry code, which this program does
- * not use.
+ * The program is linked with -Wl,--wrap=swf_cache_alloc_miss_,--wrap=swf_cache_free_miss_: the
+ * inline path's calls to the library's slow halves come to the __wrap_ functions below, which
+ * count them and pass them on. The link may be static (the aarch64_kernel stage's guest has no
+ * loader); the library never calls the two itself.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -24,21 +23,21 @@
 
 static atomic_long library_calls;
 
-void *__real_swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
-int __real_swf_cache_free(struct swf_cache *c, void *obj);
-void *__wrap_swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode);
-int __wrap_swf_cache_free(struct swf_cache *c, void *obj);
+void *__real_swf_cache_alloc_miss_(struct swf_cache *c);
+int __real_swf_cache_free_miss_(struct swf_cache *c, void *obj);
+void *__wrap_swf_cache_alloc_miss_(struct swf_cache *c);
+int __wrap_swf_cache_free_miss_(struct swf_cache *c, void *obj);
 
-void *__wrap_swf_cache_alloc(struct swf_cache *c, enum swf_alloc_mode mode)
+void *__wrap_swf_cache_alloc_miss_(struct swf_cache *c)
 {
     atomic_fetch_add(&library_calls, 1);
-    return __real_swf_cache_alloc(c, mode);
+    return __real_swf_cache_alloc_miss_(c);
 }
 
-int __wrap_swf_cache_free(struct swf_cache *c, void *obj)
+int __wrap_swf_cache_free_miss_(struct swf_cache *c, void *obj)
 {
     atomic_fetch_add(&library_calls, 1);
-    return __real_swf_cache_free(c, obj);
+    return __real_swf_cache_free_miss_(c, obj);
 }
 
 /* The calling thread's rseq_cs: 0 when no sequence is in flight or pointed at. */

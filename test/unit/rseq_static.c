@@ -26,9 +26,12 @@
 __attribute__((noinline)) static void use_sequences(void)
 {
     uintptr_t slots[1] = {0};
+    uint32_t one = 1;
     void *obj;
-    (void)swfi_rseq_pop(slots, 1, &obj);
-    (void)swfi_rseq_push(slots, 1, NULL, 1);
+    if (!swfi_rseq_armed()) /* the sequences read their inputs from the thread's record */
+        return;
+    (void)swf_cache_pop_(slots, &one, &obj, NULL);
+    (void)swf_cache_push_(slots, &one, NULL, 1, NULL);
     (void)swfi_rseq_swap(slots, 1, 2, 4);
     (void)swfi_rseq_find(slots, 1, &obj);
     (void)swfi_rseq_pop_many(slots, 1, &obj, 1);

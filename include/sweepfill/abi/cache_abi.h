@@ -22,7 +22,7 @@ struct swf_cache;
  * (per-CPU mode: cache.h). */
 #define SWF_CACHE_MAGAZINE 60
 
-#define SWF_CACHE_INLINE_ABI 4
+#define SWF_CACHE_INLINE_ABI 5
 
 struct swf_magazine_ {
     uint32_t x_link_;   /* the depot's */
@@ -87,34 +87,61 @@ static inline int swf_cache_free_ok_(const struct swf_owner_head_ *h, const void
 }
 
 #ifdef SWF_RSEQ_ABI_
-/* The per-CPU mode's sequence on this CPU's magazine: pop an object into *obj (push == 0) or push
- * *obj (push == 1). 1, or 0 when there is none to pop there or no room, or no sequence can run
- * (no slots yet, or the thread has no registered area the library gave it: rseq_abi.h). An
- * aborted sequence is tried again, counted in *aborts unless it is NULL. */
-static inline int swf_cache_pcpu_move_(const struct swf_owner_head_ *h, uintptr_t *slots,
-                                       void **obj, int push, uint64_t *aborts)
+/* The per-CPU mode's one pop and one push, for cache.h's inline path and for every caller in the
+ * library: one object from this CPU's magazine into *obj, or obj on top of it (of capacity cap:
+ * SWF_CACHE_MAGAZINE but in the library's tests); nslots: the slots' number, read where it lies
+ * (x86_64 compares with it in memory, sparing a register). 1, or 0 when there is none to pop or no
+ * room, the slot is locked, or the thread has no inputs for its sequences yet: they are in
+ * swf_thread_self_ (binding.h: its rseq area and the offset of its index), which the library's slow
+ * path fills once per thread. An aborted sequence is tried again, counted in *aborts unless it is
+ * NULL. */
+static inline int swf_cache_pop_(uintptr_t *slots, const uint32_t *nslots, void **obj,
+                                 uint64_t *aborts)
 {
     const struct swf_thread_ *t = &swf_thread_self_;
-    uint32_t st = SWF_RSEQ_FAIL_;
-    while (t->rseq != SWF_NULL_ &&
-           (st = push ? swf_rseq_push_once_(t->rseq, t->rseq_index, slots, h->nslots, *obj,
-                                            SWF_CACHE_MAGAZINE)
-                      : swf_rseq_pop_once_(t->rseq, t->rseq_index, slots, h->nslots, obj)) ==
-               SWF_RSEQ_ABORT_)
+    char *area = t->rseq; /* read once: the retries need no more than the sequence's inputs */
+    uintptr_t ioff = t->rseq_index;
+    if (__builtin_expect(area == SWF_NULL_, 0))
+        return 0;
+    for (;;) {
+        uint32_t st = swf_rseq_pop_once_(area, ioff, slots, nslots, obj);
+        if (__builtin_expect(st == SWF_RSEQ_DONE_, 1))
+            return 1;
+        if (st != SWF_RSEQ_ABORT_)
+            return 0;
         if (aborts != SWF_NULL_)
             ++*aborts;
-    return st == SWF_RSEQ_DONE_;
+    }
+}
+
+static inline int swf_cache_push_(uintptr_t *slots, const uint32_t *nslots, void *obj, uint32_t cap,
+                                  uint64_t *aborts)
+{
+    const struct swf_thread_ *t = &swf_thread_self_;
+    char *area = t->rseq;
+    uintptr_t ioff = t->rseq_index;
+    if (__builtin_expect(area == SWF_NULL_, 0))
+        return 0;
+    for (;;) {
+        uint32_t st = swf_rseq_push_once_(area, ioff, slots, nslots, obj, cap);
+        if (__builtin_expect(st == SWF_RSEQ_DONE_, 1))
+            return 1;
+        if (st != SWF_RSEQ_ABORT_)
+            return 0;
+        if (aborts != SWF_NULL_)
+            ++*aborts;
+    }
 }
 #endif
 
 /*
  * The common NOWAIT allocation, one body for cache.h's inline path and the library's
- * swf_cache_alloc(): 1 with an object in *obj, or 0 when the library's slow path must serve the
- * call (x_slow set; the magazine empty; the thread not bound in the per-thread mode, or without
- * sequences in the per-CPU mode). The mode is told by the slots: the per-CPU mode has them once
- * the cache is first used, the per-thread mode never. In the per-CPU mode the thread needs no
- * state for c: the sequence counts the allocation in the magazine's word. Aborted sequences are
- * counted in *aborts unless it is NULL.
+ * swf_cache_alloc(): 1 with an object in *obj, or 0 when the library's slow half
+ * (swf_cache_alloc_miss_) must serve the call (x_slow set; the magazine empty; the thread not
+ * bound in the per-thread mode, or without sequences in the per-CPU mode). The mode is told by
+ * the slots: the per-CPU mode has them once the cache is first used, the per-thread mode never.
+ * In the per-CPU mode the thread needs no state for c: the sequence counts the allocation in the
+ * magazine's word. Aborted sequences are counted in *aborts unless it is NULL.
  */
 static inline int swf_cache_alloc_try_(struct swf_cache *c, void **obj, uint64_t *aborts)
 {
@@ -124,7 +151,7 @@ static inline int swf_cache_alloc_try_(struct swf_cache *c, void **obj, uint64_t
 #ifdef SWF_RSEQ_ABI_
     uintptr_t *slots = __atomic_load_n(&h->x_slots, __ATOMIC_ACQUIRE);
     if (slots != SWF_NULL_) {
-        if (!swf_cache_pcpu_move_(h, slots, obj, 0, aborts))
+        if (!swf_cache_pop_(slots, &h->nslots, obj, aborts))
             return 0;
     } else
 #endif
@@ -144,10 +171,10 @@ static inline int swf_cache_alloc_try_(struct swf_cache *c, void **obj, uint64_t
 
 /*
  * The common free, one body for cache.h's inline path and the library's swf_cache_free(): 1 when
- * obj is freed, or 0, obj untouched, when the library's slow path must do it (x_slow set; obj
- * not of the chunk this thread last freed into, or marked free; the magazine full; the thread
- * not bound, or without sequences). The free mark goes into obj before the object goes where
- * another thread can take it.
+ * obj is freed, or 0, obj untouched, when the library's slow half (swf_cache_free_miss_) must do
+ * it (x_slow set; obj not of the chunk this thread last freed into, or marked free; the magazine
+ * full; the thread not bound, or without sequences). The free mark goes into obj before the
+ * object goes where another thread can take it.
  */
 static inline int swf_cache_free_try_(struct swf_cache *c, void *obj, uint64_t *aborts)
 {
@@ -163,7 +190,7 @@ static inline int swf_cache_free_try_(struct swf_cache *c, void *obj, uint64_t *
         uint64_t word;
         __builtin_memcpy(&word, obj, sizeof(word));
         __builtin_memcpy(obj, &mark, sizeof(mark));
-        if (swf_cache_pcpu_move_(h, slots, &obj, 1, aborts))
+        if (swf_cache_push_(slots, &h->nslots, obj, SWF_CACHE_MAGAZINE, aborts))
             return 1;
         __builtin_memcpy(obj, &word, sizeof(word)); /* full: the library frees it */
         return 0;

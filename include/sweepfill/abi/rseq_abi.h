@@ -79,22 +79,31 @@
 
 #ifdef SWF_RSEQ_ABI_
 
-/* The library's abort test (SWF_RSEQ_DELAY) puts a delay loop inside every sequence. */
+/* The library's abort test (SWF_RSEQ_DELAY) puts a delay loop inside every sequence, counting
+ * down in the operand named r, a register the sequence no longer needs at that point. */
 #ifndef SWF_RSEQ_DELAY_ASM_
-#define SWF_RSEQ_DELAY_ASM_ ""
+#define SWF_RSEQ_DELAY_ASM_(r) ""
 #define SWF_RSEQ_DELAY_IN_
 #endif
 
+/* The number of slots stays in memory on x86_64 (the cmp reads it there: one register less on
+ * the fast path), and comes in a register on aarch64; n is where it lies (a uint32_t *). */
+#if defined(__x86_64__)
+#define SWF_RSEQ_NSLOTS_(n) "m"(*(n))
+#else
+#define SWF_RSEQ_NSLOTS_(n) "r"(*(n))
+#endif
+
 /* The sequence's inputs: the area, the offset of the index in it (a uintptr_t: it is an index
- * register), the slots and their number; then the offsets, the word's steps and the status
- * codes, as constants. */
-#define SWF_RSEQ_IN_(a, i, s, n)                                                                   \
-    [area] "r"(a), [ioff] "r"(i), [slots] "r"(s), [nslots] "r"(n), [cs_off] "n"(SWF_RSEQ_CS_OFF_), \
-        [cpu_off] "n"(SWF_RSEQ_CPU_ID_OFF_), [mag_n] "n"(SWF_RSEQ_MAG_N_OFF_),                     \
-        [mag_obj] "n"(SWF_RSEQ_MAG_OBJ_OFF_), [n_mask] "n"(SWF_RSEQ_N_MASK_),                      \
-        [pop_step] "n"(SWF_RSEQ_POP_STEP_), [push_step] "n"(SWF_RSEQ_PUSH_STEP_),                  \
-        [done] "n"(SWF_RSEQ_DONE_), [fail] "n"(SWF_RSEQ_FAIL_),                                    \
-        [abort] "n"(SWF_RSEQ_ABORT_)SWF_RSEQ_DELAY_IN_
+ * register), the slots and where their number lies; then the offsets, the word's steps and the
+ * status codes, as constants. */
+#define SWF_RSEQ_IN_(a, i, s, n)                                                \
+    [area] "r"(a), [ioff] "r"(i), [slots] "r"(s), [nslots] SWF_RSEQ_NSLOTS_(n), \
+        [cs_off] "n"(SWF_RSEQ_CS_OFF_), [cpu_off] "n"(SWF_RSEQ_CPU_ID_OFF_),    \
+        [mag_n] "n"(SWF_RSEQ_MAG_N_OFF_), [mag_obj] "n"(SWF_RSEQ_MAG_OBJ_OFF_), \
+        [n_mask] "n"(SWF_RSEQ_N_MASK_), [pop_step] "n"(SWF_RSEQ_POP_STEP_),     \
+        [push_step] "n"(SWF_RSEQ_PUSH_STEP_), [done] "n"(SWF_RSEQ_DONE_),       \
+        [fail] "n"(SWF_RSEQ_FAIL_), [abort] "n"(SWF_RSEQ_ABORT_)SWF_RSEQ_DELAY_IN_
 
 // clang-format off
 /* The names a sequence's descriptor and abort handler get (local symbols, seen by nm, perf and
@@ -120,8 +129,10 @@
 
 /* SWF_RSEQ_ENTER_(name) emits the descriptor, stores its address (through %[t]) to rseq_cs, and
  * from label 1 loads cpu_id, the index, and the slot into %[m]. SWF_RSEQ_LEAVE_(name) follows the
- * commit: done (2), the signature and the abort handler (in their own section), failure (5), and
- * the common end (6), which clears rseq_cs. Numeric local labels for the rest. */
+ * commit: done (2), the common end (6), which clears rseq_cs, and in their own section failure
+ * (5; on aarch64 in the hot text: see there), the signature and the abort handler, both of which
+ * jump back to 6. The status (SWF_RSEQ_DONE_, _FAIL_, _ABORT_) ends in %[t]: no register of its
+ * own. Numeric local labels for the rest. */
 #if defined(__x86_64__)
 #define SWF_RSEQ_ENTER_(name)                                                          \
     SWF_RSEQ_CS_(name)                                                                 \
@@ -142,23 +153,24 @@
     "jz 5f\n\t" /* no magazine */
 #define SWF_RSEQ_LEAVE_(name)                                                          \
     "2:\n\t"                                                                           \
-    "movl %[done], %k[st]\n\t"                                                         \
-    "jmp 6f\n\t"                                                                       \
+    "movl %[done], %k[t]\n" /* the status, in the register the index is done with */   \
+    "6:\n\t"                                                                           \
+    "movq $0, %c[cs_off](%[area])\n\t" /* rseq_cs = 0: the sequence is over */         \
     SWF_RSEQ_COLD_                                                                     \
+    /* failure: out of the hot text, a jcc's rel32 reaches it */                       \
+    "5:\n\t"                                                                           \
+    "movl %[fail], %k[t]\n\t"                                                          \
+    "jmp 6b\n\t"                                                                       \
     /* RSEQ_SIG, the 4 bytes before the handler: ud1 0x53053053(%rip), %edi */         \
     ".byte 0x0f, 0xb9, 0x3d\n\t"                                                       \
     ".long 0x53053053\n"                                                               \
     /* the abort handler: the kernel sends the thread here from 1 .. 2 */              \
     SWF_RSEQ_ABORT_NAME_(name) ":\n\t"                                                 \
-    "movl %[abort], %k[st]\n\t"                                                        \
-    "jmp 6f\n\t"                                                                       \
+    "movl %[abort], %k[t]\n\t"                                                         \
+    "jmp 6b\n\t"                                                                       \
     ".type " SWF_RSEQ_ABORT_NAME_(name) ", STT_FUNC\n\t"                               \
     ".size " SWF_RSEQ_ABORT_NAME_(name) ", . - " SWF_RSEQ_ABORT_NAME_(name) "\n\t"     \
-    ".popsection\n"                                                                    \
-    "5:\n\t"                                                                           \
-    "movl %[fail], %k[st]\n"                                                           \
-    "6:\n\t"                                                                           \
-    "movq $0, %c[cs_off](%[area])\n" /* rseq_cs = 0: the sequence is over */
+    ".popsection\n"
 /* The abort handler's jump back is a rel32: no linker veneer, no register to spare. */
 #define SWF_RSEQ_CLOBBER_ "memory", "cc"
 #elif defined(__aarch64__)
@@ -179,7 +191,7 @@
     "cbz %[m], 5f\n\t" /* no magazine */
 #define SWF_RSEQ_LEAVE_(name)                                                          \
     "2:\n\t"                                                                           \
-    "mov %w[st], #%c[done]\n\t"                                                        \
+    "mov %w[t], #%c[done]\n\t" /* the status, in the register the index is done with */\
     "b 6f\n\t"                                                                         \
     SWF_RSEQ_COLD_                                                                     \
     ".balign 4\n\t"                                                                    \
@@ -187,13 +199,14 @@
     ".inst 0xd428bc00\n"                                                               \
     /* the abort handler: the kernel sends the thread here from 1 .. 2 */              \
     SWF_RSEQ_ABORT_NAME_(name) ":\n\t"                                                 \
-    "mov %w[st], #%c[abort]\n\t"                                                       \
+    "mov %w[t], #%c[abort]\n\t"                                                        \
     "b 6f\n\t"                                                                         \
     ".type " SWF_RSEQ_ABORT_NAME_(name) ", STT_FUNC\n\t"                               \
     ".size " SWF_RSEQ_ABORT_NAME_(name) ", . - " SWF_RSEQ_ABORT_NAME_(name) "\n\t"     \
     ".popsection\n"                                                                    \
+    /* failure: in the hot text, where a conditional branch's short reach finds it */  \
     "5:\n\t"                                                                           \
-    "mov %w[st], #%c[fail]\n"                                                          \
+    "mov %w[t], #%c[fail]\n"                                                           \
     "6:\n\t"                                                                           \
     "str xzr, [%[area], #%c[cs_off]]\n" /* rseq_cs = 0: the sequence is over */
 /* The abort handler's jump back may go through a linker veneer (more than 128 MiB of code between
@@ -202,13 +215,41 @@
 #endif
 // clang-format on
 
-/* One attempt at popping an object from this CPU's magazine (fails when it is empty). */
+/* What every sequence below does around its own part (rseq_abi.h's pseudo-code; one C line for
+ * one or two instructions, the assembly then checked against it):
+ *
+ *     area->rseq_cs = &descriptor;                 // from label 1 the kernel aborts us
+ *   1:
+ *     if ((int32_t)area->cpu_id < 0) goto fail;    // not registered: nothing would abort us
+ *     t = *(uint32_t *)(area + ioff);              // cpu_id or mm_cid
+ *     if (t >= nslots) goto fail;
+ *     m = slots[t];
+ *     if (m & 1) goto fail;                        // locked by another CPU's thread
+ *     if (m == 0) goto fail;                       // no magazine
+ *     ... the sequence's own part, ending in its one committing store ...
+ *   2:
+ *     t = DONE;
+ *   6:
+ *     area->rseq_cs = 0;                           // over: no descriptor left pointed at
+ *     return t;
+ *   fail (5):   t = FAIL;  goto 6;
+ *   abort:      t = ABORT; goto 6;                 // the kernel's, after RSEQ_SIG
+ */
+
+/* One attempt at popping an object from this CPU's magazine (fails when it is empty):
+ *
+ *     w = m->n;                                    // the word
+ *     t = (w & N_MASK) - 1;                        // n - 1
+ *     if (borrow) goto fail;                       // n == 0: empty
+ *     o = m->obj[t];
+ *     w += POP_STEP;                               // n - 1, one more object moved
+ *     m->n = w;                                    // commit
+ */
 static inline uint32_t swf_rseq_pop_once_(char *area, uintptr_t ioff, uintptr_t *slots,
-                                          uint32_t nslots, void **obj)
+                                          const uint32_t *nslots, void **obj)
 {
     uintptr_t t, m, w;
     void *o;
-    uint32_t st;
     // clang-format off
 #if defined(__x86_64__)
     __asm__ __volatile__(SWF_RSEQ_ENTER_(pop)
@@ -219,11 +260,11 @@ static inline uint32_t swf_rseq_pop_once_(char *area, uintptr_t ioff, uintptr_t 
                          "jc 5f\n\t" /* empty */
                          "movq %c[mag_obj](%[m], %[t], 8), %[o]\n\t"
                          "addq %[pop_step], %[w]\n\t"
-                         SWF_RSEQ_DELAY_ASM_
+                         SWF_RSEQ_DELAY_ASM_(t)
                          /* the commit: n - 1, one more object moved */
                          "movq %[w], %c[mag_n](%[m])\n"
                          SWF_RSEQ_LEAVE_(pop)
-                         : [t] "=&r"(t), [m] "=&r"(m), [w] "=&r"(w), [o] "=&r"(o), [st] "=&r"(st)
+                         : [t] "=&r"(t), [m] "=&r"(m), [w] "=&r"(w), [o] "=&r"(o)
                          : SWF_RSEQ_IN_(area, ioff, slots, nslots)
                          : SWF_RSEQ_CLOBBER_);
 #else
@@ -235,25 +276,32 @@ static inline uint32_t swf_rseq_pop_once_(char *area, uintptr_t ioff, uintptr_t 
                          "add %[o], %[m], #%c[mag_obj]\n\t"
                          "ldr %[o], [%[o], %[t], lsl #3]\n\t"
                          "add %[w], %[w], #%c[pop_step]\n\t"
-                         SWF_RSEQ_DELAY_ASM_
+                         SWF_RSEQ_DELAY_ASM_(t)
                          /* the commit: n - 1, one more object moved */
                          "str %[w], [%[m], #%c[mag_n]]\n"
                          SWF_RSEQ_LEAVE_(pop)
-                         : [t] "=&r"(t), [m] "=&r"(m), [w] "=&r"(w), [o] "=&r"(o), [st] "=&r"(st)
+                         : [t] "=&r"(t), [m] "=&r"(m), [w] "=&r"(w), [o] "=&r"(o)
                          : SWF_RSEQ_IN_(area, ioff, slots, nslots)
                          : SWF_RSEQ_CLOBBER_);
 #endif
     // clang-format on
     *obj = o;
-    return st;
+    return (uint32_t)t;
 }
 
-/* One attempt at pushing obj on this CPU's magazine of capacity cap (fails when it is full). */
+/* One attempt at pushing obj on this CPU's magazine of capacity cap (fails when it is full):
+ *
+ *     w = m->n;                                    // the word
+ *     t = w & N_MASK;                              // n
+ *     if (t >= cap) goto fail;                     // full
+ *     m->obj[t] = obj;                             // unseen until n moves
+ *     w += PUSH_STEP;                              // n + 1, one more object moved
+ *     m->n = w;                                    // commit
+ */
 static inline uint32_t swf_rseq_push_once_(char *area, uintptr_t ioff, uintptr_t *slots,
-                                           uint32_t nslots, void *obj, uint32_t cap)
+                                           const uint32_t *nslots, void *obj, uint32_t cap)
 {
     uintptr_t t, m, w;
-    uint32_t st;
     // clang-format off
 #if defined(__x86_64__)
     __asm__ __volatile__(SWF_RSEQ_ENTER_(push)
@@ -265,12 +313,12 @@ static inline uint32_t swf_rseq_push_once_(char *area, uintptr_t ioff, uintptr_t
                          /* obj[n] = obj: unseen until n moves */
                          "movq %[o], %c[mag_obj](%[m], %[t], 8)\n\t"
                          "addq %[push_step], %[w]\n\t"
-                         SWF_RSEQ_DELAY_ASM_
+                         SWF_RSEQ_DELAY_ASM_(t)
                          /* the commit: n + 1, one more object moved */
                          "movq %[w], %c[mag_n](%[m])\n"
                          SWF_RSEQ_LEAVE_(push)
-                         : [t] "=&r"(t), [m] "=&r"(m), [w] "=&r"(w), [st] "=&r"(st)
-                         : SWF_RSEQ_IN_(area, ioff, slots, nslots), [o] "r"(obj), [cap] "r"(cap)
+                         : [t] "=&r"(t), [m] "=&r"(m), [w] "=&r"(w)
+                         : SWF_RSEQ_IN_(area, ioff, slots, nslots), [o] "r"(obj), [cap] "ri"(cap)
                          : SWF_RSEQ_CLOBBER_);
 #else
     uintptr_t a;
@@ -285,17 +333,17 @@ static inline uint32_t swf_rseq_push_once_(char *area, uintptr_t ioff, uintptr_t
                          /* push_step does not fit an immediate: moved + 1, then n + 1 */
                          "add %[w], %[w], #1, lsl #%c[moved]\n\t"
                          "add %[w], %[w], #1\n\t"
-                         SWF_RSEQ_DELAY_ASM_
+                         SWF_RSEQ_DELAY_ASM_(t)
                          /* the commit: n + 1, one more object moved */
                          "str %[w], [%[m], #%c[mag_n]]\n"
                          SWF_RSEQ_LEAVE_(push)
-                         : [t] "=&r"(t), [m] "=&r"(m), [w] "=&r"(w), [a] "=&r"(a), [st] "=&r"(st)
+                         : [t] "=&r"(t), [m] "=&r"(m), [w] "=&r"(w), [a] "=&r"(a)
                          : SWF_RSEQ_IN_(area, ioff, slots, nslots), [o] "r"(obj), [cap] "r"(cap),
                            [moved] "n"(SWF_RSEQ_MOVED_SHIFT_)
                          : SWF_RSEQ_CLOBBER_);
 #endif
     // clang-format on
-    return st;
+    return (uint32_t)t;
 }
 
 #endif /* SWF_RSEQ_ABI_ */

@@ -158,48 +158,13 @@ void swfi_pcpu_fini(struct swf_cache *c);
 #define SWFI_ABORTS NULL
 #endif
 
-static inline bool swfi_pcpu_move(struct swf_cache *c, void **obj, int push)
-{
-#ifdef SWF_RSEQ_ABI_
-    uintptr_t *slots = swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots);
-    return slots != NULL && swf_cache_pcpu_move_(&c->owner.head, slots, obj, push, SWFI_ABORTS);
-#else
-    (void)c, (void)obj, (void)push;
-    return false;
-#endif
-}
-
-/* One object from (to) this CPU's magazine, counted there as an allocation (a free). */
-static inline bool swfi_pcpu_pop(struct swf_cache *c, void **obj)
-{
-    return swfi_pcpu_move(c, obj, 0);
-}
-
-static inline bool swfi_pcpu_push(struct swf_cache *c, void *obj)
-{
-    return swfi_pcpu_move(c, &obj, 1);
-}
-
-/* An object from this CPU's magazine, refilled from the depot when empty; NULL when neither had
- * one (the caller then tries the depot's shared path). Lock-free, no system call. */
-void *swfi_pcpu_take_slow(struct swf_cache *c);
-
-static inline void *swfi_pcpu_take(struct swf_cache *c)
-{
-    void *obj;
-    if (SWF_LIKELY(swfi_pcpu_pop(c, &obj)))
-        return obj;
-    return swfi_pcpu_take_slow(c);
-}
-
-/* obj into this CPU's magazine, swapped for an empty one from the depot when full; false when
- * that failed (the caller puts obj on the depot). Lock-free, no system call. */
-bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj);
-
-static inline bool swfi_pcpu_put(struct swf_cache *c, void *obj)
-{
-    return SWF_LIKELY(swfi_pcpu_push(c, obj)) || swfi_pcpu_put_slow(c, obj);
-}
+/* The slow halves (policy.c's pcpu_alloc, pcpu_take_locked and pcpu_free): an object from this
+ * CPU's magazine, or obj into it, after one refill of the slot from the depot (a magazine with
+ * objects, or an empty one) when it is empty (full). after_fast: the caller comes from the common
+ * case, whose sequence need not run again. NULL (false) when that failed too: the caller goes to
+ * the depot as a thread with no state. Lock-free, no system call. */
+void *swfi_pcpu_take(struct swf_cache *c, bool after_fast);
+bool swfi_pcpu_put(struct swf_cache *c, void *obj, bool after_fast);
 
 /* Up to k objects from this CPU's magazine into buf, or from buf on top of it (the bulk calls),
  * in one restartable sequence each; they return how many moved (0: none, or no slots). Lock-free,

@@ -4,7 +4,7 @@
  * In the per-CPU mode no thread has magazines of its own: each CPU (each concurrent thread id,
  * mm_cid, where the kernel has it) has one magazine in the cache's slot array, and a NOWAIT
  * allocation or free pops or pushes one object there in a restartable sequence (cache.c's fast
- * paths and cache.h's inline path run them, with the inputs arm_thread gives the
+ * paths and cache.h's inline path run them, with the inputs seq.h's swfi_rseq_armed gives the
  * thread; the bulk calls move up to a magazine's worth in one sequence). A preempted
  * thread therefore holds nothing: the kernel aborts its sequence, and the objects stay in the
  * CPU's magazine for whoever runs there next. When the magazine is empty (full), the thread
@@ -178,23 +178,6 @@ static uintptr_t *slots_of(struct swf_cache *c)
     return swfi_load_acquire_ptr((void *const *)&c->owner.head.x_slots);
 }
 
-/* Give the calling thread's swf_thread_self_ (binding.h) its rseq area and index offset, which
- * the fast paths' sequences read, once the mode is per-CPU and the area is registered. */
-static void arm_thread(void)
-{
-#ifdef SWF_RSEQ
-    struct swf_thread_ *t = &swf_thread_self_;
-    int32_t cpu;
-    if (t->rseq != NULL || swfi_rseq_mode() == SWFI_RSEQ_OFF)
-        return;
-    memcpy(&cpu, swfi_rseq_area() + SWFI_RSEQ_CPU_ID_OFF, sizeof(cpu));
-    if (cpu < 0) /* not registered: its sequences would fail anyway; it keeps the library's */
-        return;
-    t->rseq_index = swfi_rseq_index_off_;
-    t->rseq = swfi_rseq_area();
-#endif
-}
-
 /* Swap `fresh` into this CPU's slot if it still holds what the thread saw there; the magazine it
  * replaced goes to the depot, its counts folded. false (fresh back on the depot) when the slot
  * changed, is locked, or the thread moved meanwhile. */
@@ -265,75 +248,74 @@ static struct swfi_magazine *carved(struct swf_cache *c)
     return m;
 }
 
-/* Where a thread gets its inputs to the fast paths' sequences: the slow paths, which its first
- * pop or push reaches (unarmed, the sequence fails); then the fast path again. */
-static bool armed_now(void)
+/* Whether the common case (cache.h's, the same body in swf_cache_alloc and swf_cache_free)
+ * already ran its sequence on this call and found the magazine empty (full): it did when the
+ * caller came from it (after_fast), x_slow let it run, and the thread had its inputs before this
+ * call armed it. Otherwise the slow half runs it first, once. */
+static bool fast_ran(struct swf_cache *c, bool after_fast, bool armed_before)
 {
-    if (swf_thread_self_.rseq != NULL)
-        return false;
-    arm_thread();
-    return swf_thread_self_.rseq != NULL;
+    return after_fast && armed_before && swfi_load_relaxed_32(&c->owner.head.x_slow) == 0;
 }
 
-void *swfi_pcpu_take_slow(struct swf_cache *c)
+void *swfi_pcpu_take(struct swf_cache *c, bool after_fast)
 {
     uintptr_t *slots = slots_of(c);
+    uint32_t nslots = c->owner.head.nslots;
+    bool armed_before = swf_thread_self_.rseq != NULL;
     void *obj;
-    if (slots == NULL)
+    if (slots == NULL || !swfi_rseq_armed())
         return NULL;
-    if (armed_now() && swfi_pcpu_pop(c, &obj))
+    if (!fast_ran(c, after_fast, armed_before) &&
+        swf_cache_pop_(slots, &c->owner.head.nslots, &obj, SWFI_ABORTS))
         return obj;
-    /* Empty (or locked): a depot magazine with objects in its place, then pop again. Bounded:
-     * a thread that keeps moving between CPUs takes from the depot directly. */
-    for (int tries = 0; tries < 2; tries++) {
-        uintptr_t seen = swfi_rseq_peek(slots, c->owner.head.nslots);
-        if (seen & SWFI_RSEQ_LOCKED || !move_begin(c))
-            break;
-        struct swfi_magazine *full = swfi_depot_get_objects(c);
-        if (full == NULL && (full = carved(c)) == NULL) {
-            move_end(c);
-            break;
-        }
-        bool in = install(c, slots, full, seen);
+    /* Empty (or locked): one refill, a depot magazine with objects in this CPU's slot, then one
+     * pop. A thread that moved meanwhile takes from the depot directly (the caller). */
+    uintptr_t seen = swfi_rseq_peek(slots, nslots);
+    if (seen & SWFI_RSEQ_LOCKED || !move_begin(c))
+        return NULL;
+    struct swfi_magazine *full = swfi_depot_get_objects(c);
+    if (full == NULL && (full = carved(c)) == NULL) {
         move_end(c);
-        if (in && swfi_rseq_pop(slots, c->owner.head.nslots, &obj))
-            return obj;
+        return NULL;
     }
-    return NULL;
+    bool in = install(c, slots, full, seen);
+    move_end(c);
+    return in && swf_cache_pop_(slots, &c->owner.head.nslots, &obj, SWFI_ABORTS) ? obj : NULL;
 }
 
-bool swfi_pcpu_put_slow(struct swf_cache *c, void *obj)
+bool swfi_pcpu_put(struct swf_cache *c, void *obj, bool after_fast)
 {
     uintptr_t *slots = slots_of(c);
-    if (slots == NULL)
+    uint32_t nslots = c->owner.head.nslots;
+    bool armed_before = swf_thread_self_.rseq != NULL;
+    if (slots == NULL || !swfi_rseq_armed())
         return false;
-    if (armed_now() && swfi_pcpu_push(c, obj))
+    if (!fast_ran(c, after_fast, armed_before) &&
+        swf_cache_push_(slots, &c->owner.head.nslots, obj, SWF_CACHE_MAGAZINE, SWFI_ABORTS))
         return true;
-    for (int tries = 0; tries < 2; tries++) {
-        uintptr_t seen = swfi_rseq_peek(slots, c->owner.head.nslots);
-        if (seen & SWFI_RSEQ_LOCKED || !move_begin(c))
-            break;
-        struct swfi_magazine *empty = swfi_depot_get_empty(c);
-        bool in = empty != NULL && install(c, slots, empty, seen);
-        move_end(c);
-        if (empty == NULL)
-            break;
-        if (in && swfi_rseq_push(slots, c->owner.head.nslots, obj, SWF_CACHE_MAGAZINE))
-            return true;
-    }
-    return false;
+    /* Full (or locked): one refill, an empty depot magazine in this CPU's slot, then one push. */
+    uintptr_t seen = swfi_rseq_peek(slots, nslots);
+    if (seen & SWFI_RSEQ_LOCKED || !move_begin(c))
+        return false;
+    struct swfi_magazine *empty = swfi_depot_get_empty(c);
+    bool in = empty != NULL && install(c, slots, empty, seen);
+    move_end(c);
+    return in &&
+           swf_cache_push_(slots, &c->owner.head.nslots, obj, SWF_CACHE_MAGAZINE, SWFI_ABORTS);
 }
 
 uint32_t swfi_pcpu_take_many(struct swf_cache *c, void **buf, uint32_t k)
 {
     uintptr_t *slots = slots_of(c);
-    return slots != NULL ? swfi_rseq_pop_many(slots, c->owner.head.nslots, buf, k) : 0;
+    return slots != NULL && swfi_rseq_armed()
+               ? swfi_rseq_pop_many(slots, c->owner.head.nslots, buf, k)
+               : 0;
 }
 
 uint32_t swfi_pcpu_put_many(struct swf_cache *c, void *const *buf, uint32_t k)
 {
     uintptr_t *slots = slots_of(c);
-    return slots != NULL
+    return slots != NULL && swfi_rseq_armed()
                ? swfi_rseq_push_many(slots, c->owner.head.nslots, buf, k, SWF_CACHE_MAGAZINE)
                : 0;
 }
@@ -341,7 +323,8 @@ uint32_t swfi_pcpu_put_many(struct swf_cache *c, void *const *buf, uint32_t k)
 void swfi_pcpu_flush(struct swf_cache *c)
 {
     uintptr_t *slots = slots_of(c);
-    uintptr_t seen = slots ? swfi_rseq_peek(slots, c->owner.head.nslots) : SWFI_RSEQ_LOCKED;
+    uintptr_t seen =
+        slots && swfi_rseq_armed() ? swfi_rseq_peek(slots, c->owner.head.nslots) : SWFI_RSEQ_LOCKED;
     if (seen & SWFI_RSEQ_LOCKED ||
         (swfi_load_relaxed_64(&((struct swfi_magazine *)seen)->pub.n) & SWF_RSEQ_N_MASK_) == 0)
         return;
@@ -374,7 +357,7 @@ uint64_t swfi_pcpu_validate(struct swf_cache *c, const char *fn)
 bool swfi_pcpu_holds(struct swf_cache *c, const void *obj)
 {
     uintptr_t *slots = slots_of(c);
-    return slots != NULL && swfi_rseq_find(slots, c->owner.head.nslots, obj);
+    return slots != NULL && swfi_rseq_armed() && swfi_rseq_find(slots, c->owner.head.nslots, obj);
 }
 
 uint64_t swfi_pcpu_drain(struct swf_cache *c, const char **refused)

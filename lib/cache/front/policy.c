@@ -447,7 +447,7 @@ const struct swfi_front swfi_front_thread = {
 
 static void *pcpu_alloc(struct swf_cache *c)
 {
-    void *obj = swfi_pcpu_take(c);
+    void *obj = swfi_pcpu_take(c, true);
     if (obj != NULL)
         return obj;
     if ((obj = take_one_unbound(c)) != NULL)
@@ -460,7 +460,7 @@ static void *pcpu_alloc(struct swf_cache *c)
 static void *pcpu_take_locked(struct swf_cache *c, struct swfi_tstate *ts)
 {
     (void)ts; /* a state of the per-CPU mode holds no magazine */
-    void *obj = swfi_pcpu_take(c);
+    void *obj = swfi_pcpu_take(c, false);
     if (obj != NULL) {
         /* The CPU's magazine counted it as a NOWAIT allocation: take that back, after the WAIT
          * count (release: a sum that sees this sees that, percpu.c). */
@@ -480,11 +480,12 @@ static uint64_t pcpu_reclaim(struct swf_cache *c, const char **refused)
 
 static void pcpu_free(struct swf_cache *c, void *obj)
 {
-    if (!swfi_free_ok(c, obj))
+    bool ok = swfi_free_ok(c, obj); /* the common case's test: it pushed only when it held */
+    if (!ok)
         swfi_free_check(c, NULL, "swf_cache_free", obj);
     swfi_debug_free(c, "swf_cache_free", obj, OBJ_ALLOC); /* the poison */
     swfi_mark_free(c, obj); /* before the object goes where another thread can take it */
-    if (!swfi_pcpu_put(c, obj)) {
+    if (!swfi_pcpu_put(c, obj, ok)) {
         swfi_put_unbound(c, &obj, 1);
         swfi_fetch_add_relaxed_64(&c->x_frees, 1);
     }

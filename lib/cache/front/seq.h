@@ -2,8 +2,9 @@
  * lib/cache/front/seq.h - the per-CPU magazines' restartable sequences (the per-CPU mode:
  * percpu.c).
  *
- * sweepfill/rseq_abi.h's pop and push, which cache.h's inline path runs too, with the library's
- * retries that count aborts (swfi_rseq_aborts); and the library's own sequences: replace a slot's
+ * sweepfill/rseq_abi.h's pop and push, which cache.h's inline path runs too (through
+ * cache_abi.h's swf_cache_pop_ and swf_cache_push_, for the library as well, which counts the
+ * aborts: swfi_rseq_aborts); and the library's own sequences: replace a slot's
  * magazine (swap), find an object in it, move up to k objects at once (the bulk calls). They
  * know a magazine's layout (cache_abi.h's struct swf_magazine_ and its word), so they belong to
  * the cache; lib/base/rseq.h keeps what belongs to the thread and the process: the rseq area and
@@ -20,7 +21,8 @@
 
 #include "base/rseq.h" /* first: a SWF_RSEQ_DELAY build's delay reaches the sequences */
 
-#include <sweepfill/abi/rseq_abi.h>
+#include <string.h>
+#include <sweepfill/abi/cache_abi.h> /* swf_cache_pop_, swf_cache_push_; rseq_abi.h */
 
 #define SWFI_RSEQ_MAG_N   8  /* offset of the magazine's word n */
 #define SWFI_RSEQ_MAG_OBJ 16 /* offset of its obj[] */
@@ -32,63 +34,82 @@ _Static_assert(SWFI_RSEQ_CPU_ID_OFF == SWF_RSEQ_CPU_ID_OFF_ &&
                    SWFI_RSEQ_MAG_OBJ == SWF_RSEQ_MAG_OBJ_OFF_,
                "the sequences' offsets");
 
+/* The library's sequences take their inputs where cache.h's inline path takes them: the thread's
+ * rseq area and the offset of its index in swf_thread_self_ (binding.h), given once per thread
+ * by swfi_rseq_armed(); so every caller checks that first. */
 #define SWFI_RSEQ_IN(slots, nslots) \
-    SWF_RSEQ_IN_(swfi_rseq_area(), (uintptr_t)swfi_rseq_index_off_, slots, nslots)
+    SWF_RSEQ_IN_(swf_thread_self_.rseq, (uintptr_t)swf_thread_self_.rseq_index, slots, &(nslots))
 
-/* One attempt at popping an object from this CPU's magazine (fails when it is empty). */
-static inline uint32_t swfi_rseq_pop_once(uintptr_t *slots, uint32_t nslots, void **obj)
+/* Whether this thread's sequences have their inputs (binding.h's rseq and rseq_index), which it
+ * gets here the first time it asks, once the mode is per-CPU and its area is registered; false
+ * otherwise (its sequences would fail: the callers take the depot's way). Lock-free. */
+static inline bool swfi_rseq_armed(void)
 {
-    return swf_rseq_pop_once_(swfi_rseq_area(), swfi_rseq_index_off_, slots, nslots, obj);
-}
-
-/* One attempt at pushing obj on this CPU's magazine of capacity cap (fails when it is full). */
-static inline uint32_t swfi_rseq_push_once(uintptr_t *slots, uint32_t nslots, void *obj,
-                                           uint32_t cap)
-{
-    return swf_rseq_push_once_(swfi_rseq_area(), swfi_rseq_index_off_, slots, nslots, obj, cap);
+    struct swf_thread_ *t = &swf_thread_self_;
+    if (__builtin_expect(t->rseq != NULL, 1))
+        return true;
+    int32_t cpu;
+    if (swfi_rseq_mode() == SWFI_RSEQ_OFF)
+        return false;
+    memcpy(&cpu, swfi_rseq_area() + SWFI_RSEQ_CPU_ID_OFF, sizeof(cpu));
+    if (cpu < 0) /* not registered: nothing would abort its sequences */
+        return false;
+    t->rseq_index = swfi_rseq_index_off_;
+    t->rseq = swfi_rseq_area();
+    return true;
 }
 
 /* One attempt at replacing this CPU's slot word, if it is still `old` (unlocked, not 0), with
- * `new_word`. */
+ * `new_word` (rseq_abi.h has the pseudo-code of what every sequence does around this):
+ *
+ *     if (m != old) goto fail;                     // the slot changed
+ *     slots[t] = new_word;                         // commit
+ */
 static inline uint32_t swfi_rseq_swap_once(uintptr_t *slots, uint32_t nslots, uintptr_t old,
                                            uintptr_t new_word)
 {
     uintptr_t t, m;
-    uint32_t st;
     // clang-format off
 #if defined(__x86_64__)
     __asm__ __volatile__(SWF_RSEQ_ENTER_(swap)
                          "cmpq %[old], %[m]\n\t"
                          "jne 5f\n\t" /* the slot changed */
-                         SWF_RSEQ_DELAY_ASM_
+                         SWF_RSEQ_DELAY_ASM_(m)
                          /* the commit: the slot's new word */
                          "movq %[new], (%[slots], %[t], 8)\n"
                          SWF_RSEQ_LEAVE_(swap)
-                         : [t] "=&r"(t), [m] "=&r"(m), [st] "=&r"(st)
+                         : [t] "=&r"(t), [m] "=&r"(m)
                          : SWFI_RSEQ_IN(slots, nslots), [old] "r"(old), [new] "r"(new_word)
                          : SWF_RSEQ_CLOBBER_);
 #else
     __asm__ __volatile__(SWF_RSEQ_ENTER_(swap)
                          "cmp %[m], %[old]\n\t"
                          "b.ne 5f\n\t" /* the slot changed */
-                         SWF_RSEQ_DELAY_ASM_
+                         SWF_RSEQ_DELAY_ASM_(m)
                          /* the commit: the slot's new word */
                          "str %[new], [%[slots], %[t], lsl #3]\n"
                          SWF_RSEQ_LEAVE_(swap)
-                         : [t] "=&r"(t), [m] "=&r"(m), [st] "=&r"(st)
+                         : [t] "=&r"(t), [m] "=&r"(m)
                          : SWFI_RSEQ_IN(slots, nslots), [old] "r"(old), [new] "r"(new_word)
                          : SWF_RSEQ_CLOBBER_);
 #endif
     // clang-format on
-    return st;
+    return (uint32_t)t;
 }
 
 /* One attempt at finding obj in this CPU's magazine: DONE when it is there (a read-only
- * sequence: reaching its end is its commit), FAIL when it is not (or the slot is locked). */
+ * sequence: reaching its end is its commit), FAIL when it is not (or the slot is locked):
+ *
+ *     t = m->n & N_MASK;                           // n
+ *   8:
+ *     if (t-- == 0) goto fail;                     // not there
+ *     x = m->obj[t];
+ *     if (x != obj) goto 8;
+ *                                                  // found: reaching 2 commits, no store
+ */
 static inline uint32_t swfi_rseq_find_once(uintptr_t *slots, uint32_t nslots, const void *obj)
 {
     uintptr_t t, m, x;
-    uint32_t st;
     // clang-format off
 #if defined(__x86_64__)
     __asm__ __volatile__(SWF_RSEQ_ENTER_(find)
@@ -97,13 +118,13 @@ static inline uint32_t swfi_rseq_find_once(uintptr_t *slots, uint32_t nslots, co
                          "8:\n\t"
                          "subl $1, %k[t]\n\t"
                          "jc 5f\n\t" /* not there */
+                         SWF_RSEQ_DELAY_ASM_(x)
                          "movq %c[mag_obj](%[m], %[t], 8), %[x]\n\t"
-                         SWF_RSEQ_DELAY_ASM_
                          "cmpq %[o], %[x]\n\t"
                          /* no store: reaching 2 (found) is the commit */
                          "jne 8b\n"
                          SWF_RSEQ_LEAVE_(find)
-                         : [t] "=&r"(t), [m] "=&r"(m), [x] "=&r"(x), [st] "=&r"(st)
+                         : [t] "=&r"(t), [m] "=&r"(m), [x] "=&r"(x)
                          : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj)
                          : SWF_RSEQ_CLOBBER_);
 #else
@@ -115,30 +136,37 @@ static inline uint32_t swfi_rseq_find_once(uintptr_t *slots, uint32_t nslots, co
                          "8:\n\t"
                          "cbz %w[t], 5f\n\t" /* not there */
                          "sub %w[t], %w[t], #1\n\t"
+                         SWF_RSEQ_DELAY_ASM_(x)
                          "ldr %[x], [%[a], %[t], lsl #3]\n\t"
-                         SWF_RSEQ_DELAY_ASM_
                          "cmp %[x], %[o]\n\t"
                          /* no store: reaching 2 (found) is the commit */
                          "b.ne 8b\n"
                          SWF_RSEQ_LEAVE_(find)
-                         : [t] "=&r"(t), [m] "=&r"(m), [x] "=&r"(x), [a] "=&r"(a), [st] "=&r"(st)
+                         : [t] "=&r"(t), [m] "=&r"(m), [x] "=&r"(x), [a] "=&r"(a)
                          : SWFI_RSEQ_IN(slots, nslots), [o] "r"(obj)
                          : SWF_RSEQ_CLOBBER_);
 #endif
     // clang-format on
-    return st;
+    return (uint32_t)t;
 }
 
 /* One attempt at moving up to k objects between this CPU's magazine and buf (the bulk calls):
  * pop copies the magazine's last min(n, k) objects to buf[0 ..], push copies min(cap - n, k) of
  * buf[0 ..] on top of it; the copy is undone by nothing, since only the store of the new word
  * (n - c or n + c, c more objects moved) commits. *moved gets the count; FAIL when it would be 0.
- * k's register holds the word once c is known (x86_64 has no register to spare). */
+ * k's register holds the word once c is known (x86_64 has no register to spare). The pop:
+ *
+ *     w = m->n;  n = w & N_MASK;                   // the word, in kw from here on
+ *     c = min(n, k);
+ *     if (c == 0) goto fail;                       // empty
+ *     for (i = 0; i < c; i++)
+ *         buf[i] = m->obj[n - c + i];
+ *     m->n = w + c * POP_STEP;                     // commit: n - c, c more objects moved
+ */
 static inline uint32_t swfi_rseq_pop_many_once(uintptr_t *slots, uint32_t nslots, void **buf,
                                                uint32_t k, uint32_t *moved)
 {
     uintptr_t t, m, c, i, x, kw = k;
-    uint32_t st;
     // clang-format off
 #if defined(__x86_64__)
     __asm__ __volatile__(SWF_RSEQ_ENTER_(pop_many)
@@ -162,12 +190,12 @@ static inline uint32_t swfi_rseq_pop_many_once(uintptr_t *slots, uint32_t nslots
                          "jb 8b\n\t"
                          "imulq %[pop_step], %[c], %[x]\n\t"
                          "addq %[x], %[kw]\n\t"
-                         SWF_RSEQ_DELAY_ASM_
+                         SWF_RSEQ_DELAY_ASM_(x)
                          /* the commit: n - c, c more objects moved */
                          "movq %[kw], %c[mag_n](%[m])\n"
                          SWF_RSEQ_LEAVE_(pop_many)
                          : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
-                           [st] "=&r"(st), [kw] "+&r"(kw)
+                           [kw] "+&r"(kw)
                          : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf)
                          : SWF_RSEQ_CLOBBER_);
 #else
@@ -191,25 +219,34 @@ static inline uint32_t swfi_rseq_pop_many_once(uintptr_t *slots, uint32_t nslots
                          "b.lo 8b\n\t"
                          "add %[kw], %[kw], %[c], lsl #%c[bits]\n\t"
                          "sub %[kw], %[kw], %[c]\n\t"
-                         SWF_RSEQ_DELAY_ASM_
+                         SWF_RSEQ_DELAY_ASM_(y)
                          /* the commit: n - c, c more objects moved */
                          "str %[kw], [%[m], #%c[mag_n]]\n"
                          SWF_RSEQ_LEAVE_(pop_many)
                          : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
-                           [y] "=&r"(y), [st] "=&r"(st), [kw] "+&r"(kw)
+                           [y] "=&r"(y), [kw] "+&r"(kw)
                          : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [bits] "n"(SWF_RSEQ_MOVED_SHIFT_)
                          : SWF_RSEQ_CLOBBER_);
 #endif
     // clang-format on
     *moved = (uint32_t)c;
-    return st;
+    return (uint32_t)t;
 }
 
+/* The push:
+ *
+ *     w = m->n;  n = w & N_MASK;                   // the word, in kw from here on
+ *     if (cap <= n) goto fail;                     // full
+ *     c = min(cap - n, k);
+ *     if (c == 0) goto fail;                       // nothing to push
+ *     for (i = 0; i < c; i++)
+ *         m->obj[n + i] = buf[i];                  // unseen until n moves
+ *     m->n = w + c * PUSH_STEP;                    // commit: n + c, c more objects moved
+ */
 static inline uint32_t swfi_rseq_push_many_once(uintptr_t *slots, uint32_t nslots, void *const *buf,
                                                 uint32_t k, uint32_t cap, uint32_t *moved)
 {
     uintptr_t t, m, c, i, x, kw = k;
-    uint32_t st;
     // clang-format off
 #if defined(__x86_64__)
     __asm__ __volatile__(SWF_RSEQ_ENTER_(push_many)
@@ -236,12 +273,12 @@ static inline uint32_t swfi_rseq_push_many_once(uintptr_t *slots, uint32_t nslot
                          "jb 8b\n\t"
                          "imulq %[push_step], %[c], %[x]\n\t"
                          "addq %[x], %[kw]\n\t"
-                         SWF_RSEQ_DELAY_ASM_
+                         SWF_RSEQ_DELAY_ASM_(x)
                          /* the commit: n + c, c more objects moved */
                          "movq %[kw], %c[mag_n](%[m])\n"
                          SWF_RSEQ_LEAVE_(push_many)
                          : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
-                           [st] "=&r"(st), [kw] "+&r"(kw)
+                           [kw] "+&r"(kw)
                          : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [cap] "r"(cap)
                          : SWF_RSEQ_CLOBBER_);
 #else
@@ -267,38 +304,23 @@ static inline uint32_t swfi_rseq_push_many_once(uintptr_t *slots, uint32_t nslot
                          "b.lo 8b\n\t"
                          "add %[kw], %[kw], %[c], lsl #%c[bits]\n\t"
                          "add %[kw], %[kw], %[c]\n\t"
-                         SWF_RSEQ_DELAY_ASM_
+                         SWF_RSEQ_DELAY_ASM_(y)
                          /* the commit: n + c, c more objects moved */
                          "str %[kw], [%[m], #%c[mag_n]]\n"
                          SWF_RSEQ_LEAVE_(push_many)
                          : [t] "=&r"(t), [m] "=&r"(m), [c] "=&r"(c), [i] "=&r"(i), [x] "=&r"(x),
-                           [y] "=&r"(y), [st] "=&r"(st), [kw] "+&r"(kw)
+                           [y] "=&r"(y), [kw] "+&r"(kw)
                          : SWFI_RSEQ_IN(slots, nslots), [buf] "r"(buf), [cap] "r"(cap),
                            [bits] "n"(SWF_RSEQ_MOVED_SHIFT_)
                          : SWF_RSEQ_CLOBBER_);
 #endif
     // clang-format on
     *moved = (uint32_t)c;
-    return st;
+    return (uint32_t)t;
 }
 
-/* The same, retried after each abort (counted): DONE or FAIL. */
-static inline bool swfi_rseq_pop(uintptr_t *slots, uint32_t nslots, void **obj)
-{
-    uint32_t st;
-    while ((st = swfi_rseq_pop_once(slots, nslots, obj)) == SWF_RSEQ_ABORT_)
-        swfi_rseq_aborts_++;
-    return st == SWF_RSEQ_DONE_;
-}
-
-static inline bool swfi_rseq_push(uintptr_t *slots, uint32_t nslots, void *obj, uint32_t cap)
-{
-    uint32_t st;
-    while ((st = swfi_rseq_push_once(slots, nslots, obj, cap)) == SWF_RSEQ_ABORT_)
-        swfi_rseq_aborts_++;
-    return st == SWF_RSEQ_DONE_;
-}
-
+/* The same, retried after each abort (counted): DONE or FAIL. The pop and push of one object
+ * are cache_abi.h's swf_cache_pop_ and swf_cache_push_, the same for every caller. */
 static inline bool swfi_rseq_swap(uintptr_t *slots, uint32_t nslots, uintptr_t old,
                                   uintptr_t new_word)
 {
@@ -335,15 +357,8 @@ static inline bool swfi_rseq_find(uintptr_t *slots, uint32_t nslots, const void 
 
 #else /* !SWF_RSEQ: never called, since the mode is SWFI_RSEQ_OFF */
 
-static inline bool swfi_rseq_pop(uintptr_t *slots, uint32_t nslots, void **obj)
+static inline bool swfi_rseq_armed(void)
 {
-    (void)slots, (void)nslots, (void)obj;
-    return false;
-}
-
-static inline bool swfi_rseq_push(uintptr_t *slots, uint32_t nslots, void *obj, uint32_t cap)
-{
-    (void)slots, (void)nslots, (void)obj, (void)cap;
     return false;
 }
 
