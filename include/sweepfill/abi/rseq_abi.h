@@ -286,7 +286,7 @@ static inline uint32_t swf_rseq_pop_once_(char *area, uintptr_t ioff, uintptr_t 
 #endif
     // clang-format on
     *obj = o;
-    return (uint32_t)t;
+    return t & 0xffffffffu; /* the status sits in the low half of the register */
 }
 
 /* One attempt at pushing obj on this CPU's magazine of capacity cap (fails when it is full):
@@ -343,7 +343,7 @@ static inline uint32_t swf_rseq_push_once_(char *area, uintptr_t ioff, uintptr_t
                          : SWF_RSEQ_CLOBBER_);
 #endif
     // clang-format on
-    return (uint32_t)t;
+    return t & 0xffffffffu; /* the status sits in the low half of the register */
 }
 
 #endif /* SWF_RSEQ_ABI_ */
