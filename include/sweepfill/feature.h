@@ -403,7 +403,9 @@ struct swf_feature_head_ {
  * Progress: while f is off, inline: a compiler barrier, one relaxed load and a branch (where f
  * uses no membarrier, a call and a full fence). While on, with SWF_NOWAIT lock-free, with no
  * system call (the add reserve and the owed table are scanned from a per-thread start, at most
- * once each); with SWF_WAIT it may block for memory.
+ * once each); except that a call on a member it left owed (a retry), while a catch-up is filling
+ * that member from the owed table, yields until that fill ends (sweep.init and one
+ * compare-and-swap, on the catch-up's thread). With SWF_WAIT it may block for memory.
  * Ordering: fence A, between the link (before the call) and the flag's load (relaxed), pairs with
  * swf_feature_activate()'s barrier B: either the activation's walk sees the link or this call
  * sees the flag up. A is a compiler barrier where f uses membarrier (swf_feature_stats() gives
