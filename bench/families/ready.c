@@ -364,8 +364,7 @@ out:
     return msg;
 }
 
-/* ---- the goal lines ---------------------------------------------------------------------------
- */
+/* ---- the goal lines -------------------------------------------------------------------------- */
 
 /* One repetition of a thp_touch or cache row: its means over its iterations. */
 struct rep {
