@@ -46,7 +46,7 @@
  * The blocking paths (WAIT, grow, set_limit, set_failslab, binding a thread on one of them)
  * serialise on refill_lock: mapping memory and growing tables happen there and nowhere else.
  * A cache makes its tables, shared states and spare magazines at its first use on one of them
- * (swfi_cache_first_use), not at create: a cache that is never used costs its struct alone.
+ * (the front end's first_use), not at create: a cache that is never used costs its struct alone.
  */
 #ifndef SWF_LIB_CACHE_INTERNAL_H
 #define SWF_LIB_CACHE_INTERNAL_H

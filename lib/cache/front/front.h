@@ -96,26 +96,67 @@ struct swfi_front {
     void (*free_bulk)(struct swf_cache *c, void *const *objs, size_t n);
     /* The objects the calling thread holds (its CPU's, per-CPU) to the depot. Lock-free. */
     void (*flush)(struct swf_cache *c);
+    /* The cache's first use (a blocking path, refill_lock held): make what the mode's calls
+     * work on (the shared states and their magazines; the CPUs' slots and theirs), unless it was
+     * made. 0 or ENOMEM (nothing made; the next use tries again). Until then NOWAIT finds
+     * nothing (EAGAIN). */
+    int (*first_use)(struct swf_cache *c);
+    /* Under refill_lock, for a blocking call: bind the calling thread (its table first made to
+     * reach every owner alive now), making thread states and magazines as needed. The state the
+     * call works on: the thread's own, or NULL (memory or the tables ran out, or the mode's calls
+     * need none, the thread bound best effort for its counters alone). Allocates. */
+    struct swfi_tstate *(*bind)(struct swf_cache *c);
+    /* A single free's double-free search: whether obj is in the magazines the free goes to, those
+     * of ts (the state it works on; NULL: none), or this CPU's. Lock-free. */
+    bool (*holds)(struct swf_cache *c, const struct swfi_tstate *ts, const void *obj);
+    /* The sum (stats): add to *allocs and *frees what the mode counts beside the thread states'
+     * and the cache's counters. Whether the sum is a snapshot (swfi_pcpu_counts). Lock-free. */
+    bool (*counts)(struct swf_cache *c, uint64_t *allocs, uint64_t *frees);
+    /* The full checks' walk (validate.c, no thread inside the cache): check the magazines the
+     * threads or the CPUs hold, and return how many objects they hold. */
+    uint64_t (*validate)(struct swf_cache *c, const char *fn);
+    /* Free what first use made beyond the tables (destroy, or create's failure). */
+    void (*fini)(struct swf_cache *c);
+    /* The fork hooks' part (tstate.c; refill_lock held): before the fork, and after it in the
+     * parent or the child (where only the forking thread exists). Blocking. */
+    void (*fork_prepare)(struct swf_cache *c);
+    void (*fork_done)(struct swf_cache *c, bool child);
     /* Whether a thread needs a state of its own for what grow promises (its magazines). */
     bool needs_state;
+    /* The mode, for stats (swf_cache_stats's percpu). */
+    bool percpu;
 };
 
 extern const struct swfi_front swfi_front_thread, swfi_front_pcpu;
 
 /* ---- tstate.c -------------------------------------------------------------------------------- */
 
-/* Bind the calling thread to c from the spare pools, lock-free; NULL when the thread was never
- * prepared (swfi_tls_bindable) or a pool is dry. */
+/* The per-thread front's binding: the calling thread to c from the spare pools, lock-free, with
+ * two empty magazines; NULL when the thread was never prepared (swfi_tls_bindable) or a pool is
+ * dry. */
 struct swfi_tstate *swfi_tstate_bind_nowait(struct swf_cache *c);
 
-/* The calling thread's state, binding it first if need be, making thread states and magazines as
- * needed (refill_lock held; allocates). NULL only when memory or the tables ran out. */
+/* The per-thread front's bind (struct swfi_front): the calling thread's state, binding it first
+ * if need be, making thread states and magazines as needed (refill_lock held; allocates). NULL
+ * only when memory or the tables ran out. */
 struct swfi_tstate *swfi_tstate_bind_locked(struct swf_cache *c);
 
-/* The cache's first use (a blocking path, refill_lock held): make the shared states and the
- * first magazines, unless they were made. 0 or ENOMEM (nothing made; the next use tries again).
- * Until then the cache holds no table block, and NOWAIT finds nothing (EAGAIN). */
-int swfi_cache_first_use(struct swf_cache *c);
+/* The per-CPU front's bind (struct swfi_front): bind as the per-thread front does (best effort),
+ * a state with no magazines (counters and the free check's chunk only); NULL, always: the
+ * per-CPU calls need no state. refill_lock held; allocates. */
+struct swfi_tstate *swfi_tstate_bind_bare(struct swf_cache *c);
+
+/* The per-thread front's first use (struct swfi_front): make the shared states and their
+ * magazines, unless they were made. 0 or ENOMEM (nothing made). */
+int swfi_shared_make(struct swf_cache *c);
+
+/* The per-thread front's part of the fork hooks: in the child, a shared state claimed at the
+ * fork stays claimed, marked abandoned (fork_child, tstate.c). */
+void swfi_shared_fork_done(struct swf_cache *c, bool child);
+
+/* The per-thread front's walk (validate): check the bound and shared states' magazines and return
+ * how many objects they hold. */
+uint64_t swfi_tstates_validate(struct swf_cache *c, const char *fn);
 
 /* The thread state a lock-free call works on: the calling thread's own (bound now if it can be),
  * else a shared state claimed for this call (*claimed set: give it back with swfi_tstate_done),
@@ -205,8 +246,12 @@ uint64_t swfi_pcpu_drain(struct swf_cache *c, const char **refused);
 /* ---- double_free.c --------------------------------------------------------------------------- */
 
 /* A single free's check: swfi_owner_check, then, when obj carries the free mark, abort if obj is
- * in the magazines this free goes to: ts's (loaded or prev; none when ts is NULL), or, in the
- * per-CPU mode, this CPU's. Reads obj's first word only. */
+ * in the magazines this free goes to (the front's holds: ts's, or this CPU's). Reads obj's first
+ * word only. */
 void swfi_free_check(struct swf_cache *c, struct swfi_tstate *ts, const char *fn, void *obj);
+
+/* The per-thread front's search (struct swfi_front's holds): whether obj is in ts's loaded or
+ * prev magazine (none when ts is NULL). */
+bool swfi_tstate_holds(struct swf_cache *c, const struct swfi_tstate *ts, const void *obj);
 
 #endif /* SWF_LIB_CACHE_FRONT_H */

@@ -424,6 +424,17 @@ static void thread_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
     swfi_tstate_done(ts, claimed);
 }
 
+static bool thread_counts(struct swf_cache *c, uint64_t *allocs, uint64_t *frees)
+{
+    (void)c, (void)allocs, (void)frees; /* all in the thread states' and the cache's counters */
+    return true;
+}
+
+static void thread_nothing(struct swf_cache *c)
+{
+    (void)c; /* no slots to free, no move to wait for at a fork */
+}
+
 static void thread_flush(struct swf_cache *c)
 {
     struct swfi_tstate *ts = swfi_tls_unbind(&c->owner);
@@ -439,7 +450,16 @@ const struct swfi_front swfi_front_thread = {
     .alloc_bulk = thread_alloc_bulk,
     .free_bulk = thread_free_bulk,
     .flush = thread_flush,
+    .first_use = swfi_shared_make,
+    .bind = swfi_tstate_bind_locked,
+    .holds = swfi_tstate_holds,
+    .counts = thread_counts,
+    .validate = swfi_tstates_validate,
+    .fini = thread_nothing,
+    .fork_prepare = thread_nothing,
+    .fork_done = swfi_shared_fork_done,
     .needs_state = true,
+    .percpu = false,
 };
 
 /* -- per-CPU: this CPU's magazine (its pops and pushes count themselves, percpu.c), else the
@@ -505,6 +525,12 @@ static void pcpu_free_bulk(struct swf_cache *c, void *const *objs, size_t n)
     put_bulk_shared(c, objs, n, true);
 }
 
+static bool pcpu_holds(struct swf_cache *c, const struct swfi_tstate *ts, const void *obj)
+{
+    (void)ts; /* a state of the per-CPU mode holds no magazine */
+    return swfi_pcpu_holds(c, obj);
+}
+
 const struct swfi_front swfi_front_pcpu = {
     .alloc = pcpu_alloc,
     .take_locked = pcpu_take_locked,
@@ -513,5 +539,14 @@ const struct swfi_front swfi_front_pcpu = {
     .alloc_bulk = pcpu_alloc_bulk,
     .free_bulk = pcpu_free_bulk,
     .flush = swfi_pcpu_flush,
+    .first_use = swfi_pcpu_init,
+    .bind = swfi_tstate_bind_bare,
+    .holds = pcpu_holds,
+    .counts = swfi_pcpu_counts,
+    .validate = swfi_pcpu_validate,
+    .fini = swfi_pcpu_fini,
+    .fork_prepare = swfi_pcpu_fork_prepare,
+    .fork_done = swfi_pcpu_fork_done,
     .needs_state = false,
+    .percpu = true,
 };

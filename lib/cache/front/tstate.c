@@ -34,7 +34,7 @@ static int make_tstates(struct swf_cache *c)
 
 void swfi_pools_replenish(struct swf_cache *c)
 {
-    (void)swfi_cache_first_use(c); /* best effort, as the rest */
+    (void)c->front->first_use(c); /* best effort, as the rest */
     swfi_mags_reserve(c, SPARE_EMPTY_MAGS);
     if (swfi_istack_empty(&c->ts_free))
         (void)make_tstates(c);
@@ -56,25 +56,27 @@ static void release_hook(struct swfi_tls_owner *o, void *state)
     swfi_tstate_release(SWF_CONTAINER_OF(o, struct swf_cache, owner), state);
 }
 
-struct swfi_tstate *swfi_tstate_bind_nowait(struct swf_cache *c)
+/* A free thread state for the calling thread, lock-free: NULL when the thread was never prepared
+ * (swfi_tls_bindable) or the pool is dry. */
+static struct swfi_tstate *pop_state(struct swf_cache *c)
 {
     if (!swfi_tls_bindable(&c->owner))
         return NULL;
     uint32_t i = swfi_istack_pop(&c->ts_free, &c->tstates);
-    if (i == UINT32_MAX)
+    return i == UINT32_MAX ? NULL : swfi_itable_node(&c->tstates, i);
+}
+
+struct swfi_tstate *swfi_tstate_bind_nowait(struct swf_cache *c)
+{
+    struct swfi_tstate *ts = pop_state(c);
+    if (ts == NULL)
         return NULL;
-    struct swfi_tstate *ts = swfi_itable_node(&c->tstates, i);
-    if (c->pcpu) { /* counters and the free check's chunk only: no magazines */
-        swfi_ts_set(ts, NULL, NULL);
-        swfi_tls_bind(&c->owner, ts);
-        return ts;
-    }
     struct swfi_magazine *loaded = swfi_depot_get_empty(c);
     struct swfi_magazine *prev = loaded ? swfi_depot_get_empty(c) : NULL;
     if (prev == NULL) {
         if (loaded != NULL)
             swfi_depot_put(c, loaded);
-        swfi_istack_push(&c->ts_free, &c->tstates, i);
+        swfi_istack_push(&c->ts_free, &c->tstates, ts->pub.index_);
         return NULL;
     }
     swfi_ts_set(ts, loaded, prev);
@@ -88,12 +90,6 @@ struct swfi_tstate *swfi_tstate_bind_locked(struct swf_cache *c)
      * its later NOWAIT calls on caches created since its last blocking call then bind too. */
     int err = swfi_tls_prepare(&c->owner);
     struct swfi_tstate *ts = swfi_tls_get(&c->owner);
-    if (c->pcpu) { /* bind as the per-thread mode does (best effort), with no magazines: the
-                    * per-CPU mode's calls need no state, so this one gives the caller none */
-        if (ts == NULL && err == 0 && (!swfi_istack_empty(&c->ts_free) || make_tstates(c) == 0))
-            (void)swfi_tstate_bind_nowait(c);
-        return NULL;
-    }
     if (ts != NULL)
         return ts;
     if (err != 0)
@@ -109,10 +105,37 @@ struct swfi_tstate *swfi_tstate_bind_locked(struct swf_cache *c)
     return swfi_tstate_bind_nowait(c);
 }
 
-int swfi_cache_first_use(struct swf_cache *c)
+struct swfi_tstate *swfi_tstate_bind_bare(struct swf_cache *c)
 {
-    if (c->pcpu) /* no shared states: per-CPU magazines */
-        return swfi_pcpu_init(c);
+    /* As swfi_tstate_bind_locked: the table made to reach every owner alive now. */
+    int err = swfi_tls_prepare(&c->owner);
+    if (swfi_tls_get(&c->owner) != NULL || err != 0 ||
+        (swfi_istack_empty(&c->ts_free) && make_tstates(c) != 0))
+        return NULL;
+    struct swfi_tstate *ts = pop_state(c);
+    if (ts != NULL) { /* counters and the free check's chunk only: no magazines */
+        swfi_ts_set(ts, NULL, NULL);
+        swfi_tls_bind(&c->owner, ts);
+    }
+    return NULL; /* the per-CPU calls need no state: the caller gets none */
+}
+
+uint64_t swfi_tstates_validate(struct swf_cache *c, const char *fn)
+{
+    uint64_t objs = 0;
+    for (uint32_t i = 0; i < c->tstates.x_count; i++) {
+        const struct swfi_tstate *ts = swfi_itable_node(&c->tstates, i);
+        if (ts->pub.loaded == NULL)
+            continue; /* on the free pool */
+        swfi_mag_validate(c, swfi_ts_loaded(ts), fn);
+        swfi_mag_validate(c, swfi_ts_prev(ts), fn);
+        objs += swfi_ts_loaded(ts)->pub.n + swfi_ts_prev(ts)->pub.n;
+    }
+    return objs;
+}
+
+int swfi_shared_make(struct swf_cache *c)
+{
     if (swfi_load_relaxed_32(&c->x_shared_made))
         return 0;
     swfi_mags_reserve(c, SPARE_EMPTY_MAGS + 2 * SHARED_STATES);
@@ -198,21 +221,27 @@ struct swfi_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed)
 
 /* ---- fork ----------------------------------------------------------------------------------- */
 
-/* The refill lock: no grow, WAIT allocation or drain is under way at the fork; then the moves of
- * the CPUs' magazines (per-CPU mode): none is under way either (percpu.c says how). */
+void swfi_shared_fork_done(struct swf_cache *c, bool child)
+{
+    for (unsigned i = 0; child && i < SHARED_STATES; i++)
+        if (c->shared[i] != NULL && swfi_load_relaxed_32(&c->shared[i]->x_claim) != 0)
+            swfi_store_relaxed_32(&c->shared[i]->x_claim, CLAIM_ABANDONED);
+}
+
+/* The refill lock: no grow, WAIT allocation or drain is under way at the fork; then the front
+ * end's part: in the per-CPU mode, no move of a CPU's magazine is under way either (percpu.c
+ * says how). */
 static void fork_prepare(struct swfi_tls_owner *o)
 {
     struct swf_cache *c = SWF_CONTAINER_OF(o, struct swf_cache, owner);
     pthread_mutex_lock(&c->refill_lock);
-    if (c->pcpu)
-        swfi_pcpu_fork_prepare(c);
+    c->front->fork_prepare(c);
 }
 
 static void fork_parent(struct swfi_tls_owner *o)
 {
     struct swf_cache *c = SWF_CONTAINER_OF(o, struct swf_cache, owner);
-    if (c->pcpu)
-        swfi_pcpu_fork_done(c, false);
+    c->front->fork_done(c, false);
     pthread_mutex_unlock(&c->refill_lock);
 }
 
@@ -231,11 +260,7 @@ static void fork_child(struct swfi_tls_owner *o)
 {
     struct swf_cache *c = SWF_CONTAINER_OF(o, struct swf_cache, owner);
     c->forked = true;
-    if (c->pcpu)
-        swfi_pcpu_fork_done(c, true);
-    for (unsigned i = 0; i < SHARED_STATES; i++)
-        if (c->shared[i] != NULL && swfi_load_relaxed_32(&c->shared[i]->x_claim) != 0)
-            swfi_store_relaxed_32(&c->shared[i]->x_claim, CLAIM_ABANDONED);
+    c->front->fork_done(c, true);
     pthread_mutex_init(&c->refill_lock, NULL);
 }
 
