@@ -4,8 +4,8 @@
  * The NOWAIT path is cache.h's inline path itself (cache_abi.h's swf_cache_alloc_try_ and
  * swf_cache_free_try_, one body for both): this thread's loaded magazine (no atomics), or in the
  * per-CPU mode its CPU's magazine in a restartable sequence (percpu.c) with no state of the
- * thread's own. Its slow path follows the allocation policy (policy.c) down to EAGAIN: no lock, no
- * system call, and only prepared memory.
+ * thread's own. Its slow path follows the allocation policy (front/shared.c) down to EAGAIN: no
+ * lock, no system call, and only prepared memory.
  */
 #include "cache/cache_internal.h"
 
