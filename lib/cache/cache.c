@@ -4,8 +4,8 @@
  * The NOWAIT path is cache.h's inline path itself (cache_abi.h's swf_cache_alloc_try_ and
  * swf_cache_free_try_, one body for both): this thread's loaded magazine (no atomics), or in the
  * per-CPU mode its CPU's magazine in a restartable sequence (percpu.c) with no state of the
- * thread's own. Its slow path follows the allocation policy (policy.c) down to EAGAIN: no lock, no
- * system call, and only prepared memory.
+ * thread's own. Its slow path follows the allocation policy (front/shared.c) down to EAGAIN: no
+ * lock, no system call, and only prepared memory.
  */
 #include "cache/cache_internal.h"
 
@@ -39,7 +39,7 @@ static size_t wait_batch(struct swf_cache *c)
 static void *alloc_wait(struct swf_cache *c)
 {
     pthread_mutex_lock(&c->refill_lock);
-    struct swfi_tstate *ts = swfi_tstate_bind_locked(c);
+    struct swfi_tstate *ts = c->front->bind(c);
     swfi_pools_replenish(c);
     void *obj = c->front->take_locked(c, ts);
     int err = 0;
@@ -224,7 +224,7 @@ int swf_cache_grow(struct swf_cache *c, size_t n)
     int err = 0;
     const char *why = NULL;
     pthread_mutex_lock(&c->refill_lock);
-    struct swfi_tstate *ts = swfi_tstate_bind_locked(c);
+    struct swfi_tstate *ts = c->front->bind(c);
     swfi_pools_replenish(c);
     uint64_t have = reachable_objects(c, ts);
     const char *refused = NULL; /* the drain was refused: the rest is mapped instead */
@@ -296,7 +296,7 @@ static size_t natural_align(size_t size)
 static void cache_free_memory(struct swf_cache *c)
 {
     swfi_chunks_free(c);
-    swfi_pcpu_fini(c);
+    c->front->fini(c);
     swfi_failslab_fini(&c->fs);
     if (c->mags.x_blocks != NULL)
         swfi_itable_fini(&c->mags);
@@ -345,8 +345,8 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
     c->huge_pages = cfg->huge_pages;
     c->grow_threads = cfg->grow_threads ? cfg->grow_threads : 1;
     c->checks = cfg->checks || swfi_checks_all();
-    c->pcpu = swfi_rseq_mode() != SWFI_RSEQ_OFF;                /* decided once per process */
-    c->front = c->pcpu ? &swfi_front_pcpu : &swfi_front_thread; /* the one choice of the mode */
+    /* The one choice of the mode, the same for every cache: rseq's is decided once per process. */
+    c->front = swfi_rseq_mode() != SWFI_RSEQ_OFF ? &swfi_front_pcpu : &swfi_front_thread;
     c->owner.head.nslots = swfi_rseq_slots();
     swfi_free_check_init(c);
     snprintf(c->name, sizeof(c->name), "%s", cfg->name ? cfg->name : "");
@@ -363,8 +363,8 @@ int swf_cache_create(const struct swf_cache_config *cfg, struct swf_cache **out)
                                       TS_BLOCK_SHIFT, TS_BLOCKS_MAX) != 0))
         err = ENOMEM;
     pthread_mutex_lock(&c->refill_lock);
-    /* Tables and shared states wait for the first use (swfi_cache_first_use); a prefill is one. */
-    if (err == 0 && cfg->prefill > 0 && (err = swfi_cache_first_use(c)) == 0) {
+    /* Tables and shared states wait for the first use (the front's); a prefill is one. */
+    if (err == 0 && cfg->prefill > 0 && (err = c->front->first_use(c)) == 0) {
         swfi_pools_replenish(c);
         if ((err = swfi_map_check(c, cfg->prefill)) != 0 ||
             (err = swfi_map_objects(c, cfg->prefill)) != 0)

@@ -25,7 +25,7 @@
  *      out yet, so nothing of it was written since the kernel zeroed it (its first word is 0, and
  *      its full checks' state OBJ_FREE); nobody, until a compare-and-swap on the chunk's bump
  *      index (x_carved) hands a run of them to one thread, which puts them straight into its
- *      own empty magazine or hands them out (policy.c).
+ *      own empty magazine or hands them out (front/shared.c).
  *   6. per-CPU mode: in a CPU's magazine (owner.head.x_slots): only a thread running on that CPU,
  * in a restartable sequence (base/rseq.h), or a thread that locked the slot (percpu.c). Every move
  * between these places is a release (push, store) paired with an acquire (pop, exchange), so
@@ -46,7 +46,7 @@
  * The blocking paths (WAIT, grow, set_limit, set_failslab, binding a thread on one of them)
  * serialise on refill_lock: mapping memory and growing tables happen there and nowhere else.
  * A cache makes its tables, shared states and spare magazines at its first use on one of them
- * (swfi_cache_first_use), not at create: a cache that is never used costs its struct alone.
+ * (the front end's first_use), not at create: a cache that is never used costs its struct alone.
  */
 #ifndef SWF_LIB_CACHE_INTERNAL_H
 #define SWF_LIB_CACHE_INTERNAL_H

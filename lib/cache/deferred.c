@@ -39,7 +39,7 @@ int swf_cache_free_deferred(struct swf_cache *c, ck_epoch_record_t *rec, void *c
     SWF_CHECK_ARG(objs == NULL && n > 0, EINVAL, "objs is NULL and n is not 0");
     /* The always-on check, before anything is queued; it reads an object but writes none
      * (readers may still hold them). */
-    struct swfi_tstate *ts = c->pcpu ? NULL : swfi_tls_get(&c->owner);
+    struct swfi_tstate *ts = swfi_tls_get(&c->owner); /* the front's search may ignore it */
     for (size_t i = 0; i < n; i++)
         if (!swfi_free_ok(c, objs[i]))
             swfi_free_check(c, ts, "swf_cache_free_deferred", objs[i]);

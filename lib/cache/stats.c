@@ -23,7 +23,7 @@ bool swfi_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
         s.frees += swfi_load_relaxed_64(
             &((struct swfi_tstate *)swfi_itable_node(&c->tstates, i))->pub.x_frees);
     s.frees += swfi_load_relaxed_64(&c->x_frees) + done;
-    bool snapshot = swfi_pcpu_counts(c, &s.allocs_nowait, &s.frees);
+    bool snapshot = c->front->counts(c, &s.allocs_nowait, &s.frees);
     swfi_fence_acquire(); /* the allocations' counters below are read after all of the above */
     for (uint32_t i = 0; i < nts; i++) {
         struct swfi_tstate *ts = swfi_itable_node(&c->tstates, i);
@@ -47,7 +47,7 @@ bool swfi_cache_stats(struct swf_cache *c, struct swf_cache_stats *out)
     s.chunks = swfi_load_relaxed_64(&c->x_chunks);
     s.object_size = c->object_size;
     s.stride = c->stride;
-    s.percpu = c->pcpu;
+    s.percpu = c->front->percpu;
     s.huge_choice = swfi_thp_choice();
     *out = s;
     return snapshot;

@@ -71,20 +71,6 @@ static uint64_t stack_objs(struct swf_cache *c, const struct swfi_istack *s, uin
     return objs;
 }
 
-static uint64_t thread_state_objs(struct swf_cache *c, const char *fn)
-{
-    uint64_t objs = 0;
-    for (uint32_t i = 0; i < c->tstates.x_count; i++) {
-        const struct swfi_tstate *ts = swfi_itable_node(&c->tstates, i);
-        if (ts->pub.loaded == NULL)
-            continue; /* on the free pool */
-        swfi_mag_validate(c, swfi_ts_loaded(ts), fn);
-        swfi_mag_validate(c, swfi_ts_prev(ts), fn);
-        objs += swfi_ts_loaded(ts)->pub.n + swfi_ts_prev(ts)->pub.n;
-    }
-    return objs;
-}
-
 static uint64_t loose_objs(struct swf_cache *c, const char *fn)
 {
     uint64_t objs = 0;
@@ -142,8 +128,7 @@ void swfi_cache_validate(struct swf_cache *c, const char *fn)
                  &c->x_empty_mags);
     uint64_t loose = loose_objs(c, fn);
     expect_count(c, fn, "loose objects (walked against x_loose_objs)", loose, &c->x_loose_objs);
-    t.objs =
-        thread_state_objs(c, fn) + swfi_pcpu_validate(c, fn) + depot + loose + uncarved_objs(c, fn);
+    t.objs = c->front->validate(c, fn) + depot + loose + uncarved_objs(c, fn);
     expect_forked(c, fn,
                   "ready objects (magazines + depot + loose + uncarved against capacity - alive)",
                   t.objs, s.capacity - s.alive);

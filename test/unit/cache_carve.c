@@ -1,6 +1,6 @@
 /*
- * test/unit/cache_carve.c - lazy carving (lib/cache/store/chunk.c, policy.c): a grow leaves the
- * objects it maps uncarved and makes their magazines beforehand; allocations carve them.
+ * test/unit/cache_carve.c - lazy carving (lib/cache/store/chunk.c, front/shared.c): a grow leaves
+ * the objects it maps uncarved and makes their magazines beforehand; allocations carve them.
  *
  * Built from the library's sources (it reads the cache's internals):
  *   - a grow of N objects puts none into a magazine: all are uncarved, ready in the stats, and

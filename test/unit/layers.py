@@ -26,6 +26,9 @@ A layer may hold rooms, folders that stack within it in the order ROOMS gives (l
 store/ <- front/ <- the layer's folder itself, the entry points): the same two rules hold between
 rooms as between layers, a file including no header of a room above its own and using no name
 that a file of one defines. A folder of a layer that ROOMS does not name is in no room, and fails.
+Within a room, files may stand apart in groups (APART: the cache's two front ends, front/thread.c
+and front/pcpu.c with front/percpu.c): a file of one group uses no name that a file of another
+defines, so that each shares with the other only what the room's other files define.
 Each point says what the file includes and which other files' names it uses, by layer and room.
 Then one point per folder (a layer's, or a room's), on the .c files directly in it: their uses of
 each other's non-static functions and variables (by name, outside comments and string and
@@ -44,6 +47,9 @@ import tempfile
 LAYERS = ["base", "cache", "sweep", "registry"]
 # The rooms of a layer, bottom up; "" is the layer's own folder. A layer not named has one room.
 ROOMS = {"cache": ["store", "front", ""]}
+# Groups of a folder's files that use none of each other's names (see the docstring): the
+# per-thread front end, and the per-CPU one with its magazines.
+APART = {"lib/cache/front": [["thread.c"], ["pcpu.c", "percpu.c"]]}
 
 # Public headers by the layer whose interface they are (abi/: the inline ABI, compiled into a
 # user's code but not included by one). abi/binding.h is the owners' inline ABI
@@ -120,6 +126,14 @@ def rank_of(rel):
     """(layer, room) ranks, bottom up, for comparing two files of lib/."""
     lay, room = layer_of(rel), room_of(rel)
     return (LAYERS.index(lay), ROOMS.get(lay, [""]).index(room))
+
+
+def group_of(rel):
+    """The index of rel's group among its folder's APART groups, or None."""
+    for i, group in enumerate(APART.get(os.path.dirname(rel), [])):
+        if os.path.basename(rel) in group:
+            return i
+    return None
 
 
 def place(rel):
@@ -208,6 +222,10 @@ def check(root):
             elif known and rank_of(home) > at:
                 bad.append(f"uses {name}, defined in {home} ({place(home)}, a room above "
                            f"{place(f)})")
+            elif (os.path.dirname(home) == os.path.dirname(f) and group_of(f) is not None
+                  and group_of(home) is not None and group_of(home) != group_of(f)):
+                bad.append(f"uses {name}, defined in {home}, whose files stand apart from "
+                           f"{os.path.basename(f)}'s (APART)")
         what = f"{f} ({place(f)}): includes " + (", ".join(seen) or "nothing of the library's")
         what += "; uses " + ("; ".join(f"{k}: {' '.join(v)}" for k, v in sorted(
             uses.items()))
@@ -360,6 +378,10 @@ FIXTURE = {
                              "int swfi_fr(void)\n{\n    return swfi_st();\n}\n"),
     "lib/cache/front/fr_up_include.c": '#include "cache/high.h"\n',
     "lib/cache/attic/old.c": "int old;\n",
+    # The front ends stand apart: pcpu.c calls thread.c's function; thread.c uses fr.c's, which
+    # neither front end defines.
+    "lib/cache/front/thread.c": "int swfi_th(void)\n{\n    return swfi_fr();\n}\n",
+    "lib/cache/front/pcpu.c": "int swfi_pc(void)\n{\n    return swfi_th();\n}\n",
     # A circle, closed through a header's static inline function: ring_a.c uses ring_b.c, whose
     # call of swfi_ring_next reaches swfi_ring_a.
     "lib/sweep/ring.h": ("int swfi_ring_a(void);\nstatic inline int swfi_ring_next(void)\n{\n"
@@ -377,7 +399,7 @@ FIXTURE_BAD = {"lib/base/up_call.c", "lib/base/up_var.c", "lib/base/up_include.c
                "lib/base/misnamed.c", "lib/base/raw_builtin.c", "lib/base/raw_c11.c",
                "lib/base/raw_ck.c", "lib/base/tag_misnamed.h",
                "lib/cache/store/st_up_call.c", "lib/cache/front/fr_up_include.c",
-               "lib/cache/attic/old.c",
+               "lib/cache/attic/old.c", "lib/cache/front/pcpu.c",
                "lib/sweep/"}  # the folders: a circle
 
 

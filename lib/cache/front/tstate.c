@@ -1,14 +1,17 @@
 /*
- * lib/cache/front/tstate.c - thread states: a thread's pair of magazines for one cache, how a
- * thread gets one, and how it gives it back.
+ * lib/cache/front/tstate.c - thread states: a thread's pair of magazines for one cache (none, in
+ * the per-CPU mode: counters and the free check's chunk alone), how the pools of them are kept,
+ * and how a thread gives one back; both front ends bind them (thread.c with magazines, pcpu.c
+ * without), and the owner's hooks (exit, fork) are here.
  *
- * A thread binds to a cache (owner.h's per-thread table, indexed by the cache's handle) on its
- * first blocking call on the cache (grow, a WAIT allocation), which first prepares the thread
- * (arms its exit hook, sizes its table) and makes a thread state and magazines if the pools are
- * dry. A prepared thread also binds lock-free on a NOWAIT call or a free, from the spare pools,
- * to a cache its table reaches: every blocking call sizes the table to the owners alive then.
- * A thread that cannot bind (never prepared, or the pools dry) claims one of the shared states
- * for the call, or takes single objects from the depot (policy.c), O(1) per object.
+ * In the per-thread mode (thread.c), a thread binds to a cache (owner.h's per-thread table, indexed
+ * by the cache's handle) on its first blocking call on the cache (grow, a WAIT allocation), which
+ * first prepares the thread (arms its exit hook, sizes its table) and makes a thread state and
+ * magazines if the pools are dry. A prepared thread also binds lock-free on a NOWAIT call or a
+ * free, from the spare pools, to a cache its table reaches: every blocking call sizes the table to
+ * the owners alive then. A thread that cannot bind (never prepared, or the pools dry) claims one of
+ * the shared states for the call, or takes single objects from the depot (shared.c), O(1) per
+ * object.
  *
  * The thread states' table grows in blocks on the blocking paths, up to TS_BLOCKS_MAX blocks, as
  * the magazine table does; thread states come back to the free pool when their thread exits or
@@ -19,7 +22,7 @@
 #include <errno.h>
 #include <time.h>
 
-static int make_tstates(struct swf_cache *c)
+int swfi_tstates_make(struct swf_cache *c)
 {
     uint32_t first = swfi_itable_grow(&c->tstates, 1);
     if (first == UINT32_MAX)
@@ -34,10 +37,10 @@ static int make_tstates(struct swf_cache *c)
 
 void swfi_pools_replenish(struct swf_cache *c)
 {
-    (void)swfi_cache_first_use(c); /* best effort, as the rest */
+    (void)c->front->first_use(c); /* best effort, as the rest */
     swfi_mags_reserve(c, SPARE_EMPTY_MAGS);
     if (swfi_istack_empty(&c->ts_free))
-        (void)make_tstates(c);
+        (void)swfi_tstates_make(c);
     swfi_loose_to_mags(c);
 }
 
@@ -56,163 +59,30 @@ static void release_hook(struct swfi_tls_owner *o, void *state)
     swfi_tstate_release(SWF_CONTAINER_OF(o, struct swf_cache, owner), state);
 }
 
-struct swfi_tstate *swfi_tstate_bind_nowait(struct swf_cache *c)
+struct swfi_tstate *swfi_tstate_pop(struct swf_cache *c)
 {
     if (!swfi_tls_bindable(&c->owner))
         return NULL;
     uint32_t i = swfi_istack_pop(&c->ts_free, &c->tstates);
-    if (i == UINT32_MAX)
-        return NULL;
-    struct swfi_tstate *ts = swfi_itable_node(&c->tstates, i);
-    if (c->pcpu) { /* counters and the free check's chunk only: no magazines */
-        swfi_ts_set(ts, NULL, NULL);
-        swfi_tls_bind(&c->owner, ts);
-        return ts;
-    }
-    struct swfi_magazine *loaded = swfi_depot_get_empty(c);
-    struct swfi_magazine *prev = loaded ? swfi_depot_get_empty(c) : NULL;
-    if (prev == NULL) {
-        if (loaded != NULL)
-            swfi_depot_put(c, loaded);
-        swfi_istack_push(&c->ts_free, &c->tstates, i);
-        return NULL;
-    }
-    swfi_ts_set(ts, loaded, prev);
-    swfi_tls_bind(&c->owner, ts);
-    return ts;
-}
-
-struct swfi_tstate *swfi_tstate_bind_locked(struct swf_cache *c)
-{
-    /* Every blocking call, bound or not, makes the thread's table reach every owner alive now:
-     * its later NOWAIT calls on caches created since its last blocking call then bind too. */
-    int err = swfi_tls_prepare(&c->owner);
-    struct swfi_tstate *ts = swfi_tls_get(&c->owner);
-    if (c->pcpu) { /* bind as the per-thread mode does (best effort), with no magazines: the
-                    * per-CPU mode's calls need no state, so this one gives the caller none */
-        if (ts == NULL && err == 0 && (!swfi_istack_empty(&c->ts_free) || make_tstates(c) == 0))
-            (void)swfi_tstate_bind_nowait(c);
-        return NULL;
-    }
-    if (ts != NULL)
-        return ts;
-    if (err != 0)
-        return NULL;
-    /* Lock-free poppers may empty the pools between our refills: bounded retries. */
-    for (int tries = 0; tries < 4; tries++) {
-        if ((ts = swfi_tstate_bind_nowait(c)) != NULL)
-            return ts;
-        if (swfi_istack_empty(&c->ts_free) && make_tstates(c) != 0)
-            return NULL;
-        swfi_mags_reserve(c, 2 + SPARE_EMPTY_MAGS);
-    }
-    return swfi_tstate_bind_nowait(c);
-}
-
-int swfi_cache_first_use(struct swf_cache *c)
-{
-    if (c->pcpu) /* no shared states: per-CPU magazines */
-        return swfi_pcpu_init(c);
-    if (swfi_load_relaxed_32(&c->x_shared_made))
-        return 0;
-    swfi_mags_reserve(c, SPARE_EMPTY_MAGS + 2 * SHARED_STATES);
-    struct swfi_tstate *made[SHARED_STATES];
-    int n = 0;
-    for (; n < SHARED_STATES; n++) {
-        if (swfi_istack_empty(&c->ts_free) && make_tstates(c) != 0)
-            break;
-        swfi_mags_reserve(c, 2);
-        uint32_t k = swfi_istack_pop(&c->ts_free, &c->tstates);
-        struct swfi_magazine *loaded = swfi_depot_get_empty(c);
-        struct swfi_magazine *prev = loaded ? swfi_depot_get_empty(c) : NULL;
-        if (k == UINT32_MAX || prev == NULL) {
-            if (loaded != NULL)
-                swfi_depot_put(c, loaded);
-            if (k != UINT32_MAX)
-                swfi_istack_push(&c->ts_free, &c->tstates, k);
-            break;
-        }
-        made[n] = swfi_itable_node(&c->tstates, k);
-        swfi_ts_set(made[n], loaded, prev);
-    }
-    if (n < SHARED_STATES) { /* all or none: give back what was made */
-        while (n > 0)
-            swfi_tstate_release(c, made[--n]);
-        return ENOMEM;
-    }
-    for (int i = 0; i < SHARED_STATES; i++)
-        c->shared[i] = made[i];
-    /* Release: a NOWAIT call that acquires the flag sees the states and their magazines. */
-    swfi_store_release_32(&c->x_shared_made, 1);
-    return 0;
-}
-
-bool swfi_shared_made(struct swf_cache *c)
-{
-    return swfi_load_acquire_32(&c->x_shared_made) != 0;
-}
-
-bool swfi_shared_claim(struct swfi_tstate *ts, bool wait)
-{
-    for (;;) {
-        uint32_t free_word = 0;
-        if (swfi_load_relaxed_32(&ts->x_claim) == 0 &&
-            swfi_cas_acq_rel_32(&ts->x_claim, &free_word, 1))
-            return true;
-        if (!wait || swfi_load_relaxed_32(&ts->x_claim) == CLAIM_ABANDONED)
-            return false;
-        /* Sleep, not spin: the claimer may be a preempted thread of lower priority on this CPU,
-         * which a SCHED_FIFO waiter that only yielded would never let run. Nothing wakes us (the
-         * claimer's NOWAIT call makes no system call), so the sleep is short; no lock is held. */
-        nanosleep(&(struct timespec){.tv_nsec = 50 * 1000}, NULL);
-    }
-}
-
-/* A shared state for this call: the first free one from a place that depends on the thread, so
- * that threads spread over them. NULL when all are taken at this moment. The place is a mix of
- * the address of the thread's TLS block: those of threads other than the first differ by whole
- * pages (and their stacks' sizes), so the address's own low bits would send them all to one. */
-static struct swfi_tstate *claim_shared(struct swf_cache *c)
-{
-    if (!swfi_shared_made(c))
-        return NULL;
-    unsigned start = (unsigned)(swfi_mix64((uintptr_t)&swf_tls_self) >> 32);
-    for (unsigned i = 0; i < SHARED_STATES; i++) {
-        struct swfi_tstate *ts = c->shared[(start + i) % SHARED_STATES];
-        if (swfi_shared_claim(ts, false))
-            return ts;
-    }
-    return NULL;
-}
-
-struct swfi_tstate *swfi_tstate_for_call(struct swf_cache *c, bool *claimed)
-{
-    *claimed = false; /* the per-thread mode's front end (policy.c) is the only caller */
-    struct swfi_tstate *ts = swfi_tls_get(&c->owner);
-    if (ts == NULL)
-        ts = swfi_tstate_bind_nowait(c);
-    if (ts == NULL && (ts = claim_shared(c)) != NULL)
-        *claimed = true;
-    return ts;
+    return i == UINT32_MAX ? NULL : swfi_itable_node(&c->tstates, i);
 }
 
 /* ---- fork ----------------------------------------------------------------------------------- */
 
-/* The refill lock: no grow, WAIT allocation or drain is under way at the fork; then the moves of
- * the CPUs' magazines (per-CPU mode): none is under way either (percpu.c says how). */
+/* The refill lock: no grow, WAIT allocation or drain is under way at the fork; then the front
+ * end's part: in the per-CPU mode, no move of a CPU's magazine is under way either (percpu.c
+ * says how). */
 static void fork_prepare(struct swfi_tls_owner *o)
 {
     struct swf_cache *c = SWF_CONTAINER_OF(o, struct swf_cache, owner);
     pthread_mutex_lock(&c->refill_lock);
-    if (c->pcpu)
-        swfi_pcpu_fork_prepare(c);
+    c->front->fork_prepare(c);
 }
 
 static void fork_parent(struct swfi_tls_owner *o)
 {
     struct swf_cache *c = SWF_CONTAINER_OF(o, struct swf_cache, owner);
-    if (c->pcpu)
-        swfi_pcpu_fork_done(c, false);
+    c->front->fork_done(c, false);
     pthread_mutex_unlock(&c->refill_lock);
 }
 
@@ -231,11 +101,7 @@ static void fork_child(struct swfi_tls_owner *o)
 {
     struct swf_cache *c = SWF_CONTAINER_OF(o, struct swf_cache, owner);
     c->forked = true;
-    if (c->pcpu)
-        swfi_pcpu_fork_done(c, true);
-    for (unsigned i = 0; i < SHARED_STATES; i++)
-        if (c->shared[i] != NULL && swfi_load_relaxed_32(&c->shared[i]->x_claim) != 0)
-            swfi_store_relaxed_32(&c->shared[i]->x_claim, CLAIM_ABANDONED);
+    c->front->fork_done(c, true);
     pthread_mutex_init(&c->refill_lock, NULL);
 }
 

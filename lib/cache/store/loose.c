@@ -4,8 +4,8 @@
  * A Treiber stack linked through each object's first word, pushed one object at a time with a
  * release CAS and emptied only as a whole by an exchange (acquire): no pop of a single node, so
  * no ABA problem, and no tag to run out of. When a taker looks here is the allocation policy's
- * business (policy.c); a taker keeps what it asked for and spreads the rest into empty magazines
- * on the depot (swfi_loose_fill), and the blocking paths drain the list into magazines
+ * business (front/shared.c); a taker keeps what it asked for and spreads the rest into empty
+ * magazines on the depot (swfi_loose_fill), and the blocking paths drain the list into magazines
  * (swfi_loose_to_mags), so it stays short.
  *
  * Links are read with relaxed atomic loads: a chain taken by exchange is private, but its links

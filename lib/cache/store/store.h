@@ -90,8 +90,8 @@ struct swf_cache {
     unsigned int huge_pages;
     unsigned int grow_threads;
     bool checks; /* full checks (cfg->checks, SWF_DEBUG=checks or a debug-check build) */
-    bool pcpu;   /* the per-CPU mode (percpu.c): per-CPU magazines, no thread's own */
-    const struct swfi_front *front; /* the mode's (policy.c), chosen at create */
+    const struct swfi_front
+        *front; /* the mode's (front/thread.c, front/pcpu.c), chosen at create */
     char name[64];
 
     /* Each hot shared word on its own cache line. */
