@@ -74,7 +74,7 @@ build=("$cc" -g -O1 -std=c11 -Wall -Wextra -D_GNU_SOURCE
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   "-fsanitize-coverage-ignorelist=$out/coverage-ignore.txt"
   -I"$src/include" -I"$src/lib" -I"$src/test"
-  "$src"/lib/*/*.c "$src/test/fuzz/fuzz_api.c" -lck -lpthread -o "$out/fuzz_api")
+  "$src"/lib/*/*.c "$src"/lib/*/*/*.c "$src/test/fuzz/fuzz_api.c" -lck -lpthread -o "$out/fuzz_api")
 if ! "${build[@]}" >"$out/build.log" 2>&1; then
   point 1 "fuzz_api does not build with $cc -fsanitize=fuzzer,address,undefined"
   sed 's/^/# /' "$out/build.log" | head -20
