@@ -98,9 +98,10 @@ static inline int swf_cache_free_ok_(const struct swf_owner_head_ *h, const void
 static inline int swf_cache_pop_(uintptr_t *slots, const uint32_t *nslots, void **obj,
                                  uint64_t *aborts)
 {
-    const struct swf_thread_ *t = &swf_thread_self_;
-    char *area = t->rseq; /* read once: the retries need no more than the sequence's inputs */
-    uintptr_t ioff = t->rseq_index;
+    /* Read once: the retries need no more than the sequence's inputs. Named, not through a
+     * pointer: GCC 12's -fsanitize=null tests such a pointer to a TLS variable on stale flags. */
+    char *area = swf_thread_self_.rseq;
+    uintptr_t ioff = swf_thread_self_.rseq_index;
     if (__builtin_expect(area == SWF_NULL_, 0))
         return 0;
     for (;;) {
@@ -117,9 +118,8 @@ static inline int swf_cache_pop_(uintptr_t *slots, const uint32_t *nslots, void 
 static inline int swf_cache_push_(uintptr_t *slots, const uint32_t *nslots, void *obj, uint32_t cap,
                                   uint64_t *aborts)
 {
-    const struct swf_thread_ *t = &swf_thread_self_;
-    char *area = t->rseq;
-    uintptr_t ioff = t->rseq_index;
+    char *area = swf_thread_self_.rseq;
+    uintptr_t ioff = swf_thread_self_.rseq_index;
     if (__builtin_expect(area == SWF_NULL_, 0))
         return 0;
     for (;;) {
